@@ -1,0 +1,360 @@
+//! A whole match: hands dealt from a seed, scores, bags and the end.
+
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+use crate::deal::{deal, first_dealer};
+use crate::error::ActionError;
+use crate::hand::{Action, Event, Events, Hand, HandPhase, Legal, Move, Trick};
+use crate::rules::Rules;
+use crate::scoring::{HandResult, MatchResult, match_end};
+use crate::seat::{ByTeam, Seat};
+use crate::view::SeatView;
+
+/// Where a match stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Phase {
+    /// The seats are bidding the current hand.
+    Bidding,
+    /// The current hand's tricks are being played.
+    Playing,
+    /// The match has ended.
+    MatchOver,
+}
+
+/// A match of partnership Spades, from its options and a 64-bit seed.
+///
+/// Everything is deterministic: the same rules, seed and accepted moves give
+/// the same match. The serde form is exactly that (`{"rules", "seed",
+/// "moves"}`), and deserialising replays the moves through the engine, so a
+/// stored match can never come back in a state the rules could not reach.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Match {
+    rules: Rules,
+    seed: u64,
+    hand_number: u16,
+    hand: Hand,
+    scores: ByTeam<i32>,
+    bags: ByTeam<u8>,
+    results: Vec<HandResult>,
+    result: Option<MatchResult>,
+    last_trick: Option<Trick>,
+    moves: Vec<Move>,
+}
+
+/// A move of a replayed log was refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("move {index} ({seat} {action:?}) was refused: {error}")]
+pub struct ReplayError {
+    /// Position of the refused move in the log (0-based).
+    pub index: usize,
+    /// The seat of the refused move.
+    pub seat: Seat,
+    /// The refused action.
+    pub action: Action,
+    /// Why it was refused.
+    pub error: ActionError,
+}
+
+impl Match {
+    /// A new match: the first dealer is drawn from the seed and the first
+    /// hand is dealt, ready for the first bid.
+    pub fn new(rules: Rules, seed: u64) -> Match {
+        let dealer = first_dealer(seed);
+        Match {
+            rules,
+            seed,
+            hand_number: 1,
+            hand: Hand::dealt(rules, dealer, deal(seed, 1, dealer)),
+            scores: ByTeam([0, 0]),
+            bags: ByTeam([0, 0]),
+            results: Vec::new(),
+            result: None,
+            last_trick: None,
+            // One hand's worth of moves; a whole match takes a few doublings.
+            moves: Vec::with_capacity(64),
+        }
+    }
+
+    /// Rebuilds a match from its options, seed and accepted moves.
+    ///
+    /// # Errors
+    /// The first move the rules refuse.
+    pub fn replay(
+        rules: Rules,
+        seed: u64,
+        moves: impl IntoIterator<Item = Move>,
+    ) -> Result<Match, ReplayError> {
+        let mut m = Match::new(rules, seed);
+        for (index, mv) in moves.into_iter().enumerate() {
+            m.apply(mv.seat, mv.action).map_err(|error| ReplayError {
+                index,
+                seat: mv.seat,
+                action: mv.action,
+                error,
+            })?;
+        }
+        Ok(m)
+    }
+
+    /// The table's rules.
+    pub const fn rules(&self) -> &Rules {
+        &self.rules
+    }
+
+    /// The seed every deal comes from.
+    pub const fn seed(&self) -> u64 {
+        self.seed
+    }
+
+    /// Bidding, playing or over.
+    pub fn phase(&self) -> Phase {
+        if self.result.is_some() {
+            return Phase::MatchOver;
+        }
+        match self.hand.phase() {
+            HandPhase::Bidding => Phase::Bidding,
+            _ => Phase::Playing,
+        }
+    }
+
+    /// The current hand's number (1-based); after the end, the last hand's.
+    pub const fn hand_number(&self) -> u16 {
+        self.hand_number
+    }
+
+    /// The current hand (hidden information: trusted code only).
+    pub const fn hand(&self) -> &Hand {
+        &self.hand
+    }
+
+    /// The seat on turn, `None` once the match is over.
+    pub fn turn(&self) -> Option<Seat> {
+        if self.result.is_some() { None } else { self.hand.turn() }
+    }
+
+    /// Each team's score.
+    pub const fn scores(&self) -> ByTeam<i32> {
+        self.scores
+    }
+
+    /// Each team's bag count.
+    pub const fn bags(&self) -> ByTeam<u8> {
+        self.bags
+    }
+
+    /// The finished hands, in order.
+    pub fn results(&self) -> &[HandResult] {
+        &self.results
+    }
+
+    /// How the match ended, once it has.
+    pub const fn result(&self) -> Option<&MatchResult> {
+        self.result.as_ref()
+    }
+
+    /// The most recently completed trick of the current hand. A new deal
+    /// clears it: a view never names a card from an earlier hand, since those
+    /// cards are in play again.
+    pub const fn last_trick(&self) -> Option<Trick> {
+        self.last_trick
+    }
+
+    /// Every accepted move, in order: with the rules and the seed, all that is
+    /// needed to rebuild the match.
+    pub fn moves(&self) -> &[Move] {
+        &self.moves
+    }
+
+    /// The legal moves of the seat on turn.
+    pub fn legal_moves(&self) -> Legal {
+        if self.result.is_some() { Legal::None } else { self.hand.legal() }
+    }
+
+    /// True when `seat` may make `action` now.
+    pub fn is_legal(&self, seat: Seat, action: Action) -> bool {
+        self.check(seat, action).is_ok()
+    }
+
+    /// Checks an action without changing anything.
+    ///
+    /// # Errors
+    /// The reason the action would be refused.
+    pub fn check(&self, seat: Seat, action: Action) -> Result<(), ActionError> {
+        if self.result.is_some() {
+            return Err(ActionError::MatchOver);
+        }
+        self.hand.check(seat, action)
+    }
+
+    /// Applies an action by `seat` and returns what happened.
+    ///
+    /// # Errors
+    /// The reason the action was refused; the match is then unchanged.
+    pub fn apply(&mut self, seat: Seat, action: Action) -> Result<Events, ActionError> {
+        if self.result.is_some() {
+            return Err(ActionError::MatchOver);
+        }
+        let mut events = Events::new();
+        self.hand.apply(seat, action, &mut events)?;
+        self.moves.push(Move { seat, action });
+        if let Some(Event::TrickWon { trick, .. }) =
+            events.iter().find(|e| matches!(e, Event::TrickWon { .. }))
+        {
+            self.last_trick = Some(*trick);
+        }
+        if self.hand.phase() == HandPhase::Finished {
+            self.finish_hand(&mut events);
+        }
+        Ok(events)
+    }
+
+    fn finish_hand(&mut self, events: &mut Events) {
+        let bids = self.hand.final_bids().unwrap_or_default();
+        let start = ByTeam::new_with(|t| (self.scores[t], self.bags[t]));
+        let result = HandResult::score(
+            &self.rules,
+            self.hand_number,
+            self.hand.dealer(),
+            bids,
+            *self.hand.tricks_won(),
+            start,
+        );
+        self.scores = result.scores();
+        self.bags = ByTeam::new_with(|t| result.teams[t].bag_count);
+        let _ = events.try_push(Event::HandScored { hand_number: self.hand_number });
+        self.results.push(result);
+        if let Some(end) = match_end(&self.rules, self.scores, self.hand_number) {
+            self.result = Some(end);
+            let _ = events.try_push(Event::MatchOver(end));
+        } else {
+            self.hand_number += 1;
+            let dealer = self.hand.dealer().next();
+            self.hand = Hand::dealt(self.rules, dealer, deal(self.seed, self.hand_number, dealer));
+            self.last_trick = None;
+            let _ = events.try_push(Event::HandDealt { hand_number: self.hand_number, dealer });
+        }
+    }
+
+    /// What `viewer` may see: its own hand and public information only.
+    /// `None` is a spectator, who sees no hand at all.
+    ///
+    /// This is the only way the state of a match should leave the engine for
+    /// a client.
+    pub fn view(&self, viewer: Option<Seat>) -> SeatView {
+        SeatView::of(self, viewer)
+    }
+}
+
+#[derive(Serialize, Deserialize)]
+struct MatchLog {
+    rules: Rules,
+    seed: u64,
+    moves: Vec<Move>,
+}
+
+impl Serialize for Match {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        MatchLog { rules: self.rules, seed: self.seed, moves: self.moves.clone() }.serialize(serializer)
+    }
+}
+
+impl<'de> Deserialize<'de> for Match {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Match, D::Error> {
+        let log = MatchLog::deserialize(deserializer)?;
+        Match::replay(log.rules, log.seed, log.moves).map_err(serde::de::Error::custom)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rules::MatchEnd;
+    use crate::scoring::EndReason;
+
+    /// Plays the lowest legal move until the match ends.
+    fn play_out(m: &mut Match) {
+        while let Some(seat) = m.turn() {
+            let action = match m.legal_moves() {
+                Legal::Bid { min, .. } => Action::Bid(min.max(3)),
+                Legal::Play { cards } => Action::Play(cards.first().unwrap()),
+                Legal::None => unreachable!(),
+            };
+            m.apply(seat, action).unwrap();
+        }
+    }
+
+    #[test]
+    fn dealer_rotates_left_and_left_of_dealer_starts() {
+        let mut m = Match::new(Rules { match_end: MatchEnd::Hands(5), ..Rules::default() }, 7);
+        let first = m.hand().dealer();
+        assert_eq!(first, first_dealer(7));
+        assert_eq!(m.turn(), Some(first.next()));
+        let mut dealers = vec![first];
+        while m.result().is_none() {
+            let seat = m.turn().unwrap();
+            let action = match m.legal_moves() {
+                Legal::Bid { .. } => Action::Bid(3),
+                Legal::Play { cards } => Action::Play(cards.first().unwrap()),
+                Legal::None => unreachable!(),
+            };
+            let events = m.apply(seat, action).unwrap();
+            for e in &events {
+                if let Event::HandDealt { dealer, .. } = e {
+                    dealers.push(*dealer);
+                    assert_eq!(m.turn(), Some(dealer.next()));
+                }
+            }
+        }
+        for pair in dealers.windows(2) {
+            assert_eq!(pair[1], pair[0].next());
+        }
+        assert!(m.results().len() >= 5);
+        assert_eq!(m.result().unwrap().reason, EndReason::Hands);
+    }
+
+    #[test]
+    fn refused_actions_change_nothing() {
+        let mut m = Match::new(Rules::default(), 3);
+        let before = m.clone();
+        let wrong = m.turn().unwrap().next();
+        assert!(m.apply(wrong, Action::Bid(3)).is_err());
+        assert!(m.apply(m.turn().unwrap(), Action::Bid(40)).is_err());
+        assert_eq!(m, before);
+    }
+
+    #[test]
+    fn a_match_ends_and_then_refuses_everything() {
+        let mut m = Match::new(Rules::default(), 11);
+        play_out(&mut m);
+        let end = *m.result().unwrap();
+        assert_eq!(m.phase(), Phase::MatchOver);
+        assert_eq!(m.legal_moves(), Legal::None);
+        assert_eq!(m.apply(Seat::North, Action::Bid(1)), Err(ActionError::MatchOver));
+        assert_eq!(end.scores, m.scores());
+        assert_eq!(usize::from(end.hands_played), m.results().len());
+    }
+
+    #[test]
+    fn serde_is_the_log_and_replays() {
+        let mut m = Match::new(Rules::default(), 99);
+        for _ in 0..30 {
+            let seat = m.turn().unwrap();
+            let action = match m.legal_moves() {
+                Legal::Bid { .. } => Action::Bid(2),
+                Legal::Play { cards } => Action::Play(cards.last().unwrap()),
+                Legal::None => unreachable!(),
+            };
+            m.apply(seat, action).unwrap();
+        }
+        let json = serde_json::to_string(&m).unwrap();
+        assert!(json.starts_with(r#"{"rules":"#));
+        let back: Match = serde_json::from_str(&json).unwrap();
+        assert_eq!(back, m);
+        // A log with an illegal move is refused with its position.
+        let mut log: serde_json::Value = serde_json::from_str(&json).unwrap();
+        log["moves"][5] = serde_json::json!({"seat": "north", "bid": 1});
+        let err = serde_json::from_value::<Match>(log).unwrap_err().to_string();
+        assert!(err.contains("move 5"), "{err}");
+    }
+}
