@@ -1,0 +1,793 @@
+//! The messages between the Spades table server and its clients.
+//!
+//! Everything is JSON. Over the WebSocket (`/ws`), each direction has one
+//! tagged enum: [`ClientFrame`] (a [`ClientMessage`] with an optional request
+//! id) from client to server, and [`ServerMessage`] from server to client;
+//! the tag is the `"type"` field. The REST API (`/api/v1/...`) uses the
+//! request and response types at the end of this module. The protocol is
+//! described for implementers in `docs/protocol.md`.
+//!
+//! ```
+//! use spades_protocol::{ClientFrame, ClientMessage};
+//!
+//! let frame: ClientFrame = serde_json::from_str(r#"{"type":"bid","bid":4,"req":7}"#).unwrap();
+//! assert_eq!(frame.req, Some(7));
+//! assert_eq!(frame.msg, ClientMessage::Bid { bid: 4 });
+//! ```
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
+
+use serde::{Deserialize, Serialize};
+use spades_engine::{Action, Card, HandResult, MatchResult, Rules, Seat, SeatView};
+use uuid::Uuid;
+
+pub use spades_engine;
+pub use uuid;
+
+/// The protocol version spoken by this crate. The server announces it in
+/// [`ServerMessage::Hello`]; it changes only when a change would break
+/// existing clients.
+pub const PROTOCOL_VERSION: u32 = 1;
+
+/// The largest text frame the server reads, in bytes.
+pub const MAX_FRAME_BYTES: usize = 4096;
+
+/// How fast a table plays: the time allowed per card and per bid.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Tempo {
+    /// 60 s per card, 75 s per bid.
+    Relaxed,
+    /// 30 s per card, 40 s per bid.
+    #[default]
+    Normal,
+    /// 15 s per card, 25 s per bid.
+    Fast,
+}
+
+impl Tempo {
+    /// Milliseconds allowed to play a card.
+    pub const fn card_ms(self) -> u64 {
+        match self {
+            Tempo::Relaxed => 60_000,
+            Tempo::Normal => 30_000,
+            Tempo::Fast => 15_000,
+        }
+    }
+
+    /// Milliseconds allowed to bid.
+    pub const fn bid_ms(self) -> u64 {
+        match self {
+            Tempo::Relaxed => 75_000,
+            Tempo::Normal => 40_000,
+            Tempo::Fast => 25_000,
+        }
+    }
+}
+
+/// Everything the owner chooses when creating a table (SPEC §3). Fixed once
+/// the match starts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TableOptions {
+    /// The rules of the match (every field optional; defaults per SPEC §3).
+    #[serde(default)]
+    pub rules: Rules,
+    /// The clock (default normal).
+    #[serde(default)]
+    pub tempo: Tempo,
+}
+
+/// Where a table stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TablePhase {
+    /// Seats are being taken; the owner has not started the match.
+    Lobby,
+    /// A hand is being bid.
+    Bidding,
+    /// A hand is being played.
+    Playing,
+    /// The match is over.
+    Finished,
+}
+
+/// Who sits in a seat.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SeatKind {
+    /// A person, holding the seat token.
+    Human,
+    /// A computer player added by the owner.
+    Bot,
+}
+
+/// The state of a seat.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SeatStatus {
+    /// Nobody has taken the seat.
+    Empty,
+    /// The player is connected and playing.
+    Present,
+    /// The player's connection dropped; the seat is held until `away_until`.
+    Away,
+    /// The player timed out three turns in a row; the table plays for them
+    /// until they take over (or act themselves).
+    Autopilot,
+    /// A bot plays the seat: a bot seat, or a player whose grace ran out (who
+    /// may come back with the seat token).
+    Bot,
+    /// The player left on purpose; a bot plays the seat for the rest of the
+    /// match.
+    Left,
+}
+
+/// One seat as everybody sees it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SeatInfo {
+    /// Which seat.
+    pub seat: Seat,
+    /// The player's (or bot's) display name; `None` while empty.
+    pub name: Option<String>,
+    /// Person or bot; `None` while empty.
+    pub kind: Option<SeatKind>,
+    /// The seat's status.
+    pub status: SeatStatus,
+    /// While `away`: when the grace ends (Unix time, milliseconds).
+    pub away_until: Option<u64>,
+    /// Consecutive turns lost on time.
+    pub timeouts: u8,
+}
+
+/// Which kind of turn the clock is timing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ClockKind {
+    /// A bid.
+    Bid,
+    /// A card.
+    Card,
+}
+
+/// The turn clock of the seat on turn.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Clock {
+    /// The seat on turn.
+    pub seat: Seat,
+    /// Bid or card.
+    pub kind: ClockKind,
+    /// When the turn runs out (Unix time, milliseconds). Compare with the
+    /// view's `server_time` to draw the clock regardless of the client's own
+    /// clock.
+    pub deadline: u64,
+    /// The full length of this turn in milliseconds.
+    pub duration_ms: u64,
+}
+
+/// Who made an accepted action.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ActionSource {
+    /// The player, by hand.
+    Player,
+    /// The table, because the player's clock ran out.
+    Timeout,
+    /// The table, because the seat is on autopilot.
+    Autopilot,
+    /// A bot playing the seat.
+    Bot,
+}
+
+/// The most recent accepted action, and who made it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LastAction {
+    /// The seat that acted.
+    pub seat: Seat,
+    /// The bid or card (`{"bid": 3}` or `{"play": "AS"}`).
+    pub action: Action,
+    /// Who chose it.
+    pub source: ActionSource,
+}
+
+/// What one connection sees of a table: sent after every change.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TableView {
+    /// The table's id.
+    pub table: Uuid,
+    /// The table's name.
+    pub name: String,
+    /// Lobby, bidding, playing or finished.
+    pub phase: TablePhase,
+    /// The table's options.
+    pub options: TableOptions,
+    /// The seat this connection plays, `None` for a spectator.
+    pub you: Option<Seat>,
+    /// The four seats, North first.
+    pub seats: [SeatInfo; 4],
+    /// The game as this connection may see it (its own hand only; none for a
+    /// spectator); `None` before the match starts.
+    pub game: Option<SeatView>,
+    /// The turn clock, while a seat is on turn.
+    pub clock: Option<Clock>,
+    /// The last accepted action of the current hand (`None` after the move
+    /// that ended a hand: its card may be in a new hand now).
+    pub last_action: Option<LastAction>,
+    /// The server's time when the view was made (Unix time, milliseconds).
+    pub server_time: u64,
+}
+
+/// A message from a client, with its optional request id.
+///
+/// `req` is any number the client chooses; the server echoes it in the
+/// reply ([`ServerMessage::Ack`], [`ServerMessage::Error`], …) so the client
+/// can match replies to requests.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ClientFrame {
+    /// The client's request id, echoed in the reply.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub req: Option<u32>,
+    /// The message.
+    #[serde(flatten)]
+    pub msg: ClientMessage,
+}
+
+/// What a client can ask. A connection first attaches to one table with
+/// `join`, `resume` or `watch`; the other messages act on that table.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum ClientMessage {
+    /// Take a seat (the first empty one when `seat` is absent). The reply
+    /// [`ServerMessage::Joined`] carries the seat token: keep it to resume.
+    Join {
+        /// The table.
+        table: Uuid,
+        /// Display name, 1 to 24 characters.
+        name: String,
+        /// The seat wanted, if any.
+        #[serde(default)]
+        seat: Option<Seat>,
+    },
+    /// Come back to a seat with its token (after a reload or a dropped
+    /// connection).
+    Resume {
+        /// The table.
+        table: Uuid,
+        /// The seat token from [`ServerMessage::Joined`].
+        token: String,
+    },
+    /// Watch as a spectator: no hand, no actions.
+    Watch {
+        /// The table.
+        table: Uuid,
+    },
+    /// Owner only: start the match (every seat must be taken).
+    Start {
+        /// The owner token from table creation.
+        owner_token: String,
+    },
+    /// Owner only: put a bot in every empty seat.
+    AddBots {
+        /// The owner token from table creation.
+        owner_token: String,
+    },
+    /// Bid (0 is nil).
+    Bid {
+        /// The bid.
+        bid: u8,
+    },
+    /// Play a card.
+    Play {
+        /// The card, e.g. `"QH"`.
+        card: Card,
+    },
+    /// Take the seat back from autopilot (or from the bot after the grace ran
+    /// out).
+    TakeOver,
+    /// Leave the match for good: a bot plays the seat from now on and the
+    /// token can only watch.
+    Leave,
+    /// The client is closing on purpose (page unload, app quit): the seat is
+    /// held for the short grace instead of the long one.
+    Closing,
+    /// Keep-alive from clients that cannot send WebSocket pings (browsers).
+    Ping,
+}
+
+/// A refusal's stable machine code. The message beside it is for people.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum ErrorCode {
+    /// Not JSON, not an object, an unknown `type`, or a missing or
+    /// malformed field.
+    BadMessage,
+    /// A frame over [`MAX_FRAME_BYTES`].
+    FrameTooLarge,
+    /// Too many messages too fast.
+    RateLimited,
+    /// The connection must `join`, `resume` or `watch` first.
+    NotAttached,
+    /// The connection is already attached to a table.
+    AlreadyAttached,
+    /// No such table.
+    TableNotFound,
+    /// The table has no empty seat.
+    TableFull,
+    /// The seat asked for is taken.
+    SeatTaken,
+    /// The display name is empty, too long or has control characters.
+    InvalidName,
+    /// The seat or owner token is wrong or missing.
+    InvalidToken,
+    /// Spectators cannot act.
+    NotSeated,
+    /// The seat was left; its token can only watch.
+    SeatLeft,
+    /// The match has not started yet.
+    NotStarted,
+    /// The match has already started.
+    AlreadyStarted,
+    /// The match cannot start while a seat is empty.
+    SeatsEmpty,
+    /// Take over: the seat is not on autopilot or played by a bot.
+    NotOnAutopilot,
+    /// The table options are not valid.
+    InvalidOptions,
+    /// The server refuses more tables or connections.
+    Capacity,
+    /// The server is shutting down.
+    ShuttingDown,
+    /// The table stopped.
+    TableClosed,
+    /// Something went wrong on the server.
+    Internal,
+    /// Engine: the match is over.
+    MatchOver,
+    /// Engine: another seat is on turn.
+    NotYourTurn,
+    /// Engine: a bid during the play.
+    BiddingOver,
+    /// Engine: a card before bidding is over.
+    BiddingNotOver,
+    /// Engine: a bid outside the table's range.
+    BidOutOfRange,
+    /// Engine: nil is switched off at this table.
+    NilNotAllowed,
+    /// Engine: the card is not in the player's hand.
+    CardNotInHand,
+    /// Engine: the player must follow the led suit.
+    MustFollowSuit,
+    /// Engine: spades are not broken yet.
+    SpadesNotBroken,
+}
+
+impl ErrorCode {
+    /// Every code, in declaration order.
+    pub const ALL: [ErrorCode; 30] = [
+        ErrorCode::BadMessage,
+        ErrorCode::FrameTooLarge,
+        ErrorCode::RateLimited,
+        ErrorCode::NotAttached,
+        ErrorCode::AlreadyAttached,
+        ErrorCode::TableNotFound,
+        ErrorCode::TableFull,
+        ErrorCode::SeatTaken,
+        ErrorCode::InvalidName,
+        ErrorCode::InvalidToken,
+        ErrorCode::NotSeated,
+        ErrorCode::SeatLeft,
+        ErrorCode::NotStarted,
+        ErrorCode::AlreadyStarted,
+        ErrorCode::SeatsEmpty,
+        ErrorCode::NotOnAutopilot,
+        ErrorCode::InvalidOptions,
+        ErrorCode::Capacity,
+        ErrorCode::ShuttingDown,
+        ErrorCode::TableClosed,
+        ErrorCode::Internal,
+        ErrorCode::MatchOver,
+        ErrorCode::NotYourTurn,
+        ErrorCode::BiddingOver,
+        ErrorCode::BiddingNotOver,
+        ErrorCode::BidOutOfRange,
+        ErrorCode::NilNotAllowed,
+        ErrorCode::CardNotInHand,
+        ErrorCode::MustFollowSuit,
+        ErrorCode::SpadesNotBroken,
+    ];
+
+    /// The code as it appears on the wire, e.g. `"must_follow_suit"`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ErrorCode::BadMessage => "bad_message",
+            ErrorCode::FrameTooLarge => "frame_too_large",
+            ErrorCode::RateLimited => "rate_limited",
+            ErrorCode::NotAttached => "not_attached",
+            ErrorCode::AlreadyAttached => "already_attached",
+            ErrorCode::TableNotFound => "table_not_found",
+            ErrorCode::TableFull => "table_full",
+            ErrorCode::SeatTaken => "seat_taken",
+            ErrorCode::InvalidName => "invalid_name",
+            ErrorCode::InvalidToken => "invalid_token",
+            ErrorCode::NotSeated => "not_seated",
+            ErrorCode::SeatLeft => "seat_left",
+            ErrorCode::NotStarted => "not_started",
+            ErrorCode::AlreadyStarted => "already_started",
+            ErrorCode::SeatsEmpty => "seats_empty",
+            ErrorCode::NotOnAutopilot => "not_on_autopilot",
+            ErrorCode::InvalidOptions => "invalid_options",
+            ErrorCode::Capacity => "capacity",
+            ErrorCode::ShuttingDown => "shutting_down",
+            ErrorCode::TableClosed => "table_closed",
+            ErrorCode::Internal => "internal",
+            ErrorCode::MatchOver => "match_over",
+            ErrorCode::NotYourTurn => "not_your_turn",
+            ErrorCode::BiddingOver => "bidding_over",
+            ErrorCode::BiddingNotOver => "bidding_not_over",
+            ErrorCode::BidOutOfRange => "bid_out_of_range",
+            ErrorCode::NilNotAllowed => "nil_not_allowed",
+            ErrorCode::CardNotInHand => "card_not_in_hand",
+            ErrorCode::MustFollowSuit => "must_follow_suit",
+            ErrorCode::SpadesNotBroken => "spades_not_broken",
+        }
+    }
+
+    /// The code for an engine refusal.
+    pub fn from_engine(err: &spades_engine::ActionError) -> ErrorCode {
+        ErrorCode::ALL.into_iter().find(|c| c.as_str() == err.code()).unwrap_or(ErrorCode::Internal)
+    }
+}
+
+impl std::fmt::Display for ErrorCode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// What the server sends.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum ServerMessage {
+    /// The first frame on every connection.
+    Hello {
+        /// [`PROTOCOL_VERSION`].
+        protocol: u32,
+        /// The server's name and version.
+        server: String,
+        /// The server's time (Unix time, milliseconds).
+        server_time: u64,
+    },
+    /// A seat was taken. Keep the token: it is the only way back to the seat.
+    Joined {
+        /// The request id of the `join`.
+        req: Option<u32>,
+        /// The table.
+        table: Uuid,
+        /// The seat taken.
+        seat: Seat,
+        /// The secret seat token.
+        token: String,
+    },
+    /// A seat was resumed with its token.
+    Resumed {
+        /// The request id of the `resume`.
+        req: Option<u32>,
+        /// The table.
+        table: Uuid,
+        /// The seat.
+        seat: Seat,
+    },
+    /// Watching as a spectator.
+    Watching {
+        /// The request id of the `watch`.
+        req: Option<u32>,
+        /// The table.
+        table: Uuid,
+    },
+    /// A request was accepted. For a bid or a card, the new view follows.
+    Ack {
+        /// The request id.
+        req: Option<u32>,
+    },
+    /// A request was refused; nothing changed.
+    Error {
+        /// The request id, when the frame could be read.
+        req: Option<u32>,
+        /// Stable machine code.
+        code: ErrorCode,
+        /// A plain-English reason to show the player.
+        message: String,
+    },
+    /// The table as this connection sees it. `seq` grows by one with every
+    /// change of the table.
+    View {
+        /// The table's change counter.
+        seq: u64,
+        /// The view.
+        view: Box<TableView>,
+    },
+    /// Reply to [`ClientMessage::Ping`].
+    Pong {
+        /// The request id.
+        req: Option<u32>,
+    },
+}
+
+/// `POST /api/v1/tables`: create a table.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CreateTable {
+    /// A name shown in the lobby (default "Table"), up to 40 characters.
+    #[serde(default)]
+    pub name: Option<String>,
+    /// The table's options (defaults per SPEC §3).
+    #[serde(default)]
+    pub options: TableOptions,
+}
+
+/// The reply to [`CreateTable`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CreatedTable {
+    /// The new table's id.
+    pub table: Uuid,
+    /// The owner's secret token: needed to start the match and add bots.
+    pub owner_token: String,
+}
+
+/// A table in the lobby list (`GET /api/v1/tables`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TableSummary {
+    /// The table's id.
+    pub table: Uuid,
+    /// Its name.
+    pub name: String,
+    /// Where it stands.
+    pub phase: TablePhase,
+    /// Its options.
+    pub options: TableOptions,
+    /// The four seats.
+    pub seats: [SeatInfo; 4],
+    /// How many seats are empty.
+    pub open_seats: u8,
+    /// Connected spectators.
+    pub spectators: u32,
+    /// The current hand (0 before the match starts).
+    pub hand_number: u16,
+    /// Team scores, North–South first.
+    pub scores: [i32; 2],
+    /// When the table was created (Unix time, milliseconds).
+    pub created_at: u64,
+}
+
+/// One table's public status (`GET /api/v1/tables/{id}`): never a card of
+/// anybody's hand.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TableStatus {
+    /// The lobby summary.
+    #[serde(flatten)]
+    pub summary: TableSummary,
+    /// The seat on turn.
+    pub turn: Option<Seat>,
+    /// The current dealer.
+    pub dealer: Option<Seat>,
+    /// This hand's bids so far.
+    pub bids: [Option<u8>; 4],
+    /// Tricks taken this hand.
+    pub tricks_won: [u8; 4],
+    /// Team bag counts.
+    pub bags: [u8; 2],
+    /// The turn clock.
+    pub clock: Option<Clock>,
+    /// Every finished hand.
+    pub hands: Vec<HandResult>,
+    /// How the match ended.
+    pub result: Option<MatchResult>,
+    /// The match's seed, revealed once the match is over, so anyone can
+    /// replay the deals and check them.
+    pub seed: Option<u64>,
+}
+
+/// A seat in a match record.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RecordSeat {
+    /// Which seat.
+    pub seat: Seat,
+    /// Display name.
+    pub name: String,
+    /// Person or bot.
+    pub kind: SeatKind,
+    /// The player left the match on purpose.
+    pub left: bool,
+}
+
+/// One card played, in a match record.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PlayRecord {
+    /// Who played.
+    pub seat: Seat,
+    /// The card.
+    pub card: Card,
+    /// Who chose it.
+    pub source: ActionSource,
+    /// When (Unix time, milliseconds).
+    pub at: u64,
+}
+
+/// One finished hand in a match record: its scoring and every card.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HandRecord {
+    /// Bids, tricks, nils and each team's scoring.
+    #[serde(flatten)]
+    pub result: HandResult,
+    /// Who chose each seat's bid.
+    pub bid_sources: [ActionSource; 4],
+    /// The 52 cards in play order (tricks of four from each leader).
+    pub plays: Vec<PlayRecord>,
+}
+
+/// The hand being played, in a running match's record: public parts only.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HandInProgress {
+    /// Its number.
+    pub hand_number: u16,
+    /// Bids made so far.
+    pub bids: [Option<u8>; 4],
+    /// Tricks taken so far.
+    pub tricks_won: [u8; 4],
+}
+
+/// A match's record (`GET /api/v1/matches/{id}`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MatchRecord {
+    /// The table's id.
+    pub table: Uuid,
+    /// Its name.
+    pub name: String,
+    /// Its options.
+    pub options: TableOptions,
+    /// Who sat where.
+    pub seats: Vec<RecordSeat>,
+    /// When the table was created (Unix time, milliseconds).
+    pub created_at: u64,
+    /// True once the match is over.
+    pub finished: bool,
+    /// Every finished hand, with its cards.
+    pub hands: Vec<HandRecord>,
+    /// The hand being played (running matches).
+    pub current_hand: Option<HandInProgress>,
+    /// How it ended.
+    pub result: Option<MatchResult>,
+    /// Team scores so far.
+    pub scores: [i32; 2],
+    /// Accepted actions so far.
+    pub actions: usize,
+    /// The seed, once the match is over (replay the deals to check them).
+    pub seed: Option<u64>,
+}
+
+/// A match in the recent list (`GET /api/v1/matches`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MatchSummary {
+    /// The table's id.
+    pub table: Uuid,
+    /// Its name.
+    pub name: String,
+    /// When the table was created (Unix time, milliseconds).
+    pub created_at: u64,
+    /// Who sat where.
+    pub seats: Vec<RecordSeat>,
+    /// True once the match is over.
+    pub finished: bool,
+    /// Finished hands.
+    pub hands_played: usize,
+    /// Team scores.
+    pub scores: [i32; 2],
+    /// How it ended.
+    pub result: Option<MatchResult>,
+}
+
+/// The JSON body of every REST error.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ApiError {
+    /// Stable machine code.
+    pub code: ErrorCode,
+    /// A plain-English reason.
+    pub message: String,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn client_messages_round_trip_with_fixed_strings() {
+        let cases = [
+            (
+                r#"{"req":1,"type":"join","table":"67e55044-10b1-426f-9247-bb680e5fe0c8","name":"Ann","seat":"north"}"#,
+                ClientMessage::Join {
+                    table: "67e55044-10b1-426f-9247-bb680e5fe0c8".parse().unwrap(),
+                    name: "Ann".into(),
+                    seat: Some(Seat::North),
+                },
+            ),
+            (r#"{"req":2,"type":"play","card":"QH"}"#, ClientMessage::Play { card: "QH".parse().unwrap() }),
+            (r#"{"req":3,"type":"take_over"}"#, ClientMessage::TakeOver),
+            (
+                r#"{"req":4,"type":"add_bots","owner_token":"x"}"#,
+                ClientMessage::AddBots { owner_token: "x".into() },
+            ),
+        ];
+        for (json, msg) in cases {
+            let frame: ClientFrame = serde_json::from_str(json).unwrap();
+            assert_eq!(frame.msg, msg);
+            let back: ClientFrame = serde_json::from_str(&serde_json::to_string(&frame).unwrap()).unwrap();
+            assert_eq!(back, frame);
+        }
+        let no_req: ClientFrame = serde_json::from_str(r#"{"type":"leave"}"#).unwrap();
+        assert_eq!(no_req, ClientFrame { req: None, msg: ClientMessage::Leave });
+    }
+
+    #[test]
+    fn bad_client_frames_are_refused() {
+        for bad in [
+            "",
+            "null",
+            "[]",
+            r#"{"type":"fly"}"#,
+            r#"{"type":"play","card":"ZZ"}"#,
+            r#"{"type":"bid","bid":300}"#,
+            r#"{"type":"bid"}"#,
+            r#"{"bid":3}"#,
+        ] {
+            assert!(serde_json::from_str::<ClientFrame>(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn server_messages_have_stable_forms() {
+        let err = ServerMessage::Error {
+            req: Some(9),
+            code: ErrorCode::MustFollowSuit,
+            message: "you must follow the led suit (hearts)".into(),
+        };
+        assert_eq!(
+            serde_json::to_string(&err).unwrap(),
+            r#"{"type":"error","req":9,"code":"must_follow_suit","message":"you must follow the led suit (hearts)"}"#
+        );
+        assert_eq!(
+            serde_json::to_string(&ServerMessage::Ack { req: None }).unwrap(),
+            r#"{"type":"ack","req":null}"#
+        );
+    }
+
+    #[test]
+    fn error_codes_match_their_wire_names_and_the_engine() {
+        for code in ErrorCode::ALL {
+            assert_eq!(serde_json::to_string(&code).unwrap(), format!("\"{}\"", code.as_str()));
+        }
+        for code in spades_engine::ActionError::CODES {
+            assert!(ErrorCode::ALL.iter().any(|c| c.as_str() == code), "{code} missing");
+        }
+        let e = spades_engine::ActionError::SpadesNotBroken { card: "AS".parse().unwrap() };
+        assert_eq!(ErrorCode::from_engine(&e), ErrorCode::SpadesNotBroken);
+    }
+
+    #[test]
+    fn create_table_refuses_unknown_options() {
+        let ok: CreateTable =
+            serde_json::from_str(r#"{"name":"Fri","options":{"rules":{"nil":"off"},"tempo":"fast"}}"#)
+                .unwrap();
+        assert_eq!(ok.options.tempo, Tempo::Fast);
+        assert!(serde_json::from_str::<CreateTable>(r#"{"options":{"speed":"fast"}}"#).is_err());
+        assert!(serde_json::from_str::<CreateTable>(r#"{"colour":"red"}"#).is_err());
+        assert_eq!(serde_json::from_str::<CreateTable>("{}").unwrap(), CreateTable::default());
+    }
+
+    #[test]
+    fn tempos_follow_the_spec() {
+        assert_eq!((Tempo::Relaxed.card_ms(), Tempo::Relaxed.bid_ms()), (60_000, 75_000));
+        assert_eq!((Tempo::Normal.card_ms(), Tempo::Normal.bid_ms()), (30_000, 40_000));
+        assert_eq!((Tempo::Fast.card_ms(), Tempo::Fast.bid_ms()), (15_000, 25_000));
+    }
+}
