@@ -1,0 +1,151 @@
+//! Match records and restoring matches, both built by replaying the stored
+//! action log through the engine.
+
+use spades_engine::{Action, BySeat, Match, Move, ReplayError, Seat};
+use spades_protocol::{
+    ActionSource, HandInProgress, HandRecord, MatchRecord, MatchSummary, PlayRecord, RecordSeat, SeatKind,
+};
+
+use crate::storage::{StorageError, StoredTable};
+use crate::table::{Restored, RestoredSeat};
+use crate::token::TokenHash;
+
+/// Replays a stored table's log.
+///
+/// # Errors
+/// The first move the engine refuses, as a corrupt record.
+pub fn replay(stored: &StoredTable) -> Result<Option<Match>, StorageError> {
+    let Some(seed) = stored.seed else {
+        if !stored.actions.is_empty() {
+            return Err(corrupt(stored, "actions stored for a match that never started".into()));
+        }
+        return Ok(None);
+    };
+    let moves = stored.actions.iter().map(|a| Move { seat: a.seat, action: a.action });
+    Match::replay(stored.table.options.rules, seed, moves)
+        .map(Some)
+        .map_err(|e: ReplayError| corrupt(stored, format!("the log does not replay: {e}")))
+}
+
+fn corrupt(stored: &StoredTable, reason: String) -> StorageError {
+    StorageError::Corrupt { table: stored.table.id.to_string(), reason }
+}
+
+/// What a table's task needs to resume: seats and the replayed match.
+///
+/// # Errors
+/// A corrupt record (bad token hash, a log that does not replay).
+pub fn restore(stored: &StoredTable) -> Result<(Restored, TokenHash), StorageError> {
+    let owner = TokenHash::from_hex(&stored.table.owner_hash)
+        .ok_or_else(|| corrupt(stored, "unreadable owner token hash".into()))?;
+    let mut seats: BySeat<Option<RestoredSeat>> = BySeat([None, None, None, None]);
+    for seat in Seat::ALL {
+        let Some(s) = &stored.seats[seat] else { continue };
+        let token = match &s.token_hash {
+            Some(h) => Some(
+                TokenHash::from_hex(h).ok_or_else(|| corrupt(stored, format!("{seat}: bad token hash")))?,
+            ),
+            None => None,
+        };
+        if s.kind == SeatKind::Human && token.is_none() {
+            return Err(corrupt(stored, format!("{seat}: a player without a token")));
+        }
+        seats[seat] = Some(RestoredSeat { name: s.name.clone(), kind: s.kind, token, left: s.left });
+    }
+    let game = replay(stored)?;
+    if game.is_some() && seats.0.iter().any(Option::is_none) {
+        return Err(corrupt(stored, "a started match with an empty seat".into()));
+    }
+    Ok((Restored { seats, game }, owner))
+}
+
+fn record_seats(stored: &StoredTable) -> Vec<RecordSeat> {
+    Seat::ALL
+        .into_iter()
+        .filter_map(|seat| {
+            stored.seats[seat].as_ref().map(|s| RecordSeat {
+                seat,
+                name: s.name.clone(),
+                kind: s.kind,
+                left: s.left,
+            })
+        })
+        .collect()
+}
+
+/// A match's public record: every finished hand with its cards; of a running
+/// hand only the bids and tricks so far; the seed once the match is over.
+///
+/// # Errors
+/// A corrupt record.
+pub fn record(stored: &StoredTable) -> Result<MatchRecord, StorageError> {
+    let game = replay(stored)?;
+    let mut hands = Vec::new();
+    let mut current_hand = None;
+    if let (Some(m), Some(seed)) = (&game, stored.seed) {
+        // Walk the log again to split it into hands.
+        let mut walk = Match::new(stored.table.options.rules, seed);
+        let mut plays = Vec::new();
+        let mut bid_sources = [ActionSource::Player; 4];
+        for a in &stored.actions {
+            let hand = walk.hand_number();
+            if walk.apply(a.seat, a.action).is_err() {
+                return Err(corrupt(stored, format!("action {} does not replay", a.index)));
+            }
+            match a.action {
+                Action::Bid(_) => bid_sources[usize::from(a.seat.index())] = a.source,
+                Action::Play(card) => {
+                    plays.push(PlayRecord { seat: a.seat, card, source: a.source, at: a.at_ms })
+                }
+            }
+            if walk.results().len() >= usize::from(hand) {
+                if let Some(result) = walk.results().last() {
+                    hands.push(HandRecord {
+                        result: result.clone(),
+                        bid_sources,
+                        plays: std::mem::take(&mut plays),
+                    });
+                }
+                bid_sources = [ActionSource::Player; 4];
+            }
+        }
+        if m.result().is_none() {
+            let h = m.hand();
+            current_hand = Some(HandInProgress {
+                hand_number: m.hand_number(),
+                bids: h.bids().0,
+                tricks_won: h.tricks_won().0,
+            });
+        }
+    }
+    let finished = game.as_ref().is_some_and(|m| m.result().is_some());
+    Ok(MatchRecord {
+        table: stored.table.id,
+        name: stored.table.name.clone(),
+        options: stored.table.options,
+        seats: record_seats(stored),
+        created_at: stored.table.created_at_ms,
+        finished,
+        hands,
+        current_hand,
+        result: game.as_ref().and_then(|m| m.result().copied()),
+        scores: game.as_ref().map_or([0, 0], |m| m.scores().0),
+        actions: stored.actions.len(),
+        seed: if finished { stored.seed } else { None },
+    })
+}
+
+/// A line of the recent-matches list.
+pub fn summary(stored: &StoredTable) -> MatchSummary {
+    let game = replay(stored).ok().flatten();
+    MatchSummary {
+        table: stored.table.id,
+        name: stored.table.name.clone(),
+        created_at: stored.table.created_at_ms,
+        seats: record_seats(stored),
+        finished: game.as_ref().is_some_and(|m| m.result().is_some()),
+        hands_played: game.as_ref().map_or(0, |m| m.results().len()),
+        scores: game.as_ref().map_or([0, 0], |m| m.scores().0),
+        result: game.as_ref().and_then(|m| m.result().copied()),
+    }
+}

@@ -1,0 +1,168 @@
+//! REST: create and list tables, one table's status, health.
+
+use axum::body::Bytes;
+use axum::extract::{Path, Query, State};
+use axum::http::StatusCode;
+use axum::routing::get;
+use axum::{Json, Router};
+use serde::Deserialize;
+use spades_protocol::{
+    CreateTable, CreatedTable, ErrorCode, MatchRecord, MatchSummary, TablePhase, TableStatus, TableSummary,
+};
+use uuid::Uuid;
+
+use crate::app::AppState;
+use crate::error::AppError;
+
+/// The `/api/v1` routes.
+pub fn routes() -> Router<AppState> {
+    Router::new()
+        .route("/tables", get(list_tables).post(create_table))
+        .route("/tables/{id}", get(table_status))
+        .route("/matches", get(list_matches))
+        .route("/matches/{id}", get(match_record))
+}
+
+/// Checks a display name: trimmed, 1..=`max` characters, no control
+/// characters.
+pub fn clean_name(raw: &str, max: usize) -> Option<String> {
+    let name = raw.trim();
+    let ok = !name.is_empty() && name.chars().count() <= max && !name.chars().any(char::is_control);
+    ok.then(|| name.to_owned())
+}
+
+async fn create_table(
+    State(state): State<AppState>,
+    body: Bytes,
+) -> Result<(StatusCode, Json<CreatedTable>), AppError> {
+    let req: CreateTable = if body.iter().all(u8::is_ascii_whitespace) {
+        CreateTable::default()
+    } else {
+        let de = &mut serde_json::Deserializer::from_slice(&body);
+        serde_path_to_error::deserialize(de).map_err(|e| {
+            let at = e.path().to_string();
+            let at = if at == "." { String::new() } else { format!(" at {at}") };
+            AppError::new(ErrorCode::InvalidOptions, format!("invalid table{at}: {}", e.inner()))
+        })?
+    };
+    req.options.rules.check().map_err(|e| AppError::new(ErrorCode::InvalidOptions, e.to_string()))?;
+    let name = match req.name.as_deref() {
+        None => "Table".to_owned(),
+        Some(raw) => clean_name(raw, 40).ok_or_else(|| {
+            AppError::new(
+                ErrorCode::InvalidName,
+                "the table name must be 1 to 40 characters, without control characters",
+            )
+        })?,
+    };
+    let (table, owner_token) = state.create_table(name, req.options).await?;
+    Ok((StatusCode::CREATED, Json(CreatedTable { table, owner_token })))
+}
+
+/// Filters for the table list.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ListQuery {
+    /// Only tables in this phase.
+    phase: Option<TablePhase>,
+    /// Only tables with (true) or without (false) an empty seat.
+    open: Option<bool>,
+    /// At most this many (default 100, newest first).
+    limit: Option<usize>,
+}
+
+async fn list_tables(
+    State(state): State<AppState>,
+    query: Result<Query<ListQuery>, axum::extract::rejection::QueryRejection>,
+) -> Result<Json<Vec<TableSummary>>, AppError> {
+    let Query(q) = query.map_err(|e| AppError::new(ErrorCode::BadMessage, e.body_text()))?;
+    let mut tables: Vec<TableSummary> = state
+        .registry
+        .summaries()
+        .into_iter()
+        .filter(|t| q.phase.is_none_or(|p| p == t.phase))
+        .filter(|t| q.open.is_none_or(|open| open == (t.open_seats > 0)))
+        .collect();
+    tables.sort_by(|a, b| b.created_at.cmp(&a.created_at).then(a.table.cmp(&b.table)));
+    tables.truncate(q.limit.unwrap_or(100).min(1000));
+    Ok(Json(tables))
+}
+
+async fn table_status(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+) -> Result<Json<TableStatus>, AppError> {
+    let not_found = || AppError::new(ErrorCode::TableNotFound, "no such table");
+    let id: Uuid = id.parse().map_err(|_| not_found())?;
+    let handle = state.registry.get(&id).ok_or_else(not_found)?;
+    let status = handle.status().await.map_err(|_| not_found())?;
+    Ok(Json(status))
+}
+
+/// `GET /healthz`: the process is up.
+pub async fn healthz() -> &'static str {
+    "ok"
+}
+
+/// `GET /readyz`: the event log answers (503 otherwise).
+pub async fn readyz(State(state): State<AppState>) -> (StatusCode, &'static str) {
+    if state.journal.ping().await {
+        (StatusCode::OK, "ready")
+    } else {
+        (StatusCode::SERVICE_UNAVAILABLE, "storage unavailable")
+    }
+}
+
+/// Filters for the match list.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct MatchQuery {
+    /// At most this many (default 20, at most 200), newest first.
+    limit: Option<usize>,
+}
+
+async fn list_matches(
+    State(state): State<AppState>,
+    query: Result<Query<MatchQuery>, axum::extract::rejection::QueryRejection>,
+) -> Result<Json<Vec<MatchSummary>>, AppError> {
+    let Query(q) = query.map_err(|e| AppError::new(ErrorCode::BadMessage, e.body_text()))?;
+    let limit = q.limit.unwrap_or(20).clamp(1, 200);
+    let stored = state.journal.recent(limit).await.map_err(|e| {
+        tracing::warn!(error = %e, "could not list matches");
+        AppError::internal("storage is unavailable")
+    })?;
+    Ok(Json(stored.iter().map(crate::record::summary).collect()))
+}
+
+async fn match_record(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+) -> Result<Json<MatchRecord>, AppError> {
+    let not_found = || AppError::new(ErrorCode::TableNotFound, "no such match");
+    let id: Uuid = id.parse().map_err(|_| not_found())?;
+    let stored = state.journal.get(id).await.map_err(|e| {
+        tracing::warn!(error = %e, "could not read a match");
+        AppError::internal("the match record could not be read")
+    })?;
+    let stored = stored.ok_or_else(not_found)?;
+    let record = crate::record::record(&stored).map_err(|e| {
+        tracing::warn!(error = %e, "corrupt match record");
+        AppError::internal("the match record is damaged")
+    })?;
+    Ok(Json(record))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_cleaned() {
+        assert_eq!(clean_name("  Ann ", 24), Some("Ann".into()));
+        assert_eq!(clean_name("", 24), None);
+        assert_eq!(clean_name("   ", 24), None);
+        assert_eq!(clean_name("a\u{7}b", 24), None);
+        assert_eq!(clean_name(&"x".repeat(25), 24), None);
+        assert_eq!(clean_name(&"é".repeat(24), 24), Some("é".repeat(24)));
+    }
+}

@@ -1,0 +1,447 @@
+//! Table-task tests with tokio's clock paused: turn clocks, timeouts,
+//! autopilot, grace periods, bots, leaving, and slow connections. No test
+//! waits in real time.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use spades_engine::{Action, Legal, MatchEnd, Rules, Seat};
+use spades_protocol::{
+    ActionSource, ErrorCode, SeatStatus, ServerMessage, TableOptions, TablePhase, TableStatus, TableView,
+    Tempo,
+};
+use tokio::sync::{mpsc, oneshot};
+use tokio::time::{Instant, sleep};
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
+use uuid::Uuid;
+
+use super::*;
+use crate::storage::{Journal, TableRecord};
+use crate::token::new_token;
+
+struct Harness {
+    handle: TableHandle,
+    owner: String,
+    journal: Journal,
+    _shutdown: CancellationToken,
+}
+
+/// Bots act at once; the rule bot decides inline, so paused time never
+/// races a decision on the blocking pool.
+fn settings() -> TableSettings {
+    TableSettings { bot_delay: Duration::ZERO, strength: Strength::Rule, ..TableSettings::default() }
+}
+
+async fn table_with(options: TableOptions, settings: TableSettings) -> Harness {
+    let (owner, hash) = new_token().unwrap();
+    let id = Uuid::new_v4();
+    let journal = Journal::memory();
+    journal
+        .create_table(&TableRecord {
+            id,
+            name: "t".into(),
+            options,
+            owner_hash: hash.to_hex(),
+            created_at_ms: 0,
+        })
+        .await
+        .unwrap();
+    let shutdown = CancellationToken::new();
+    let init = TableInit {
+        id,
+        name: "Test".into(),
+        options,
+        owner: hash,
+        created_at: 0,
+        settings: Arc::new(settings),
+        journal: journal.clone(),
+        shutdown: shutdown.clone(),
+        on_exit: Box::new(|_| {}),
+    };
+    let handle = spawn(init, None, &TaskTracker::new());
+    Harness { handle, owner, journal, _shutdown: shutdown }
+}
+
+/// A connection without a socket: its outbox is read directly.
+struct Fake {
+    id: ConnId,
+    tx: Outbox,
+    rx: mpsc::Receiver<Utf8Bytes>,
+    view: Option<TableView>,
+    token: Option<String>,
+    errors: Vec<ErrorCode>,
+}
+
+static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+
+impl Fake {
+    fn new(capacity: usize) -> Fake {
+        let (tx, rx) = mpsc::channel(capacity);
+        Fake {
+            id: NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
+            tx,
+            rx,
+            view: None,
+            token: None,
+            errors: Vec::new(),
+        }
+    }
+
+    async fn attach(&mut self, h: &Harness, how: Attach) -> Option<Role> {
+        let (reply, rx) = oneshot::channel();
+        let cmd = TableCommand::Attach { conn: self.id, outbox: self.tx.clone(), how, req: None, reply };
+        h.handle.send(cmd).await.unwrap();
+        let role = rx.await.unwrap();
+        self.drain();
+        role
+    }
+
+    async fn join(h: &Harness, seat: Seat) -> Fake {
+        let mut f = Fake::new(4096);
+        let role = f.attach(h, Attach::Join { name: seat.name().into(), seat: Some(seat) }).await;
+        assert_eq!(role, Some(Role::Seat(seat)));
+        f
+    }
+
+    async fn act(&mut self, h: &Harness, act: Act) {
+        h.handle.send(TableCommand::Act { conn: self.id, req: None, act }).await.unwrap();
+        settle().await;
+        self.drain();
+    }
+
+    async fn detach(&mut self, h: &Harness) {
+        h.handle.send(TableCommand::Detach { conn: self.id }).await.unwrap();
+        settle().await;
+    }
+
+    /// Reads everything queued; keeps the latest view.
+    fn drain(&mut self) {
+        while let Ok(frame) = self.rx.try_recv() {
+            match serde_json::from_str::<ServerMessage>(frame.as_str()).unwrap() {
+                ServerMessage::View { view, .. } => self.view = Some(*view),
+                ServerMessage::Joined { token, .. } => self.token = Some(token),
+                ServerMessage::Error { code, .. } => self.errors.push(code),
+                _ => {}
+            }
+        }
+    }
+
+    fn view(&mut self) -> TableView {
+        self.drain();
+        self.view.clone().expect("a view")
+    }
+}
+
+/// Lets the table task run whatever is ready.
+async fn settle() {
+    for _ in 0..20 {
+        tokio::task::yield_now().await;
+    }
+}
+
+async fn status(h: &Harness) -> TableStatus {
+    h.handle.status().await.unwrap()
+}
+
+/// Four people at a started table.
+async fn started(options: TableOptions, settings: TableSettings) -> (Harness, Vec<Fake>) {
+    let h = table_with(options, settings).await;
+    let mut seats = Vec::new();
+    for s in Seat::ALL {
+        seats.push(Fake::join(&h, s).await);
+    }
+    let owner = h.owner.clone();
+    seats[0].act(&h, Act::Start { owner_token: owner }).await;
+    (h, seats)
+}
+
+fn turn_of(v: &TableView) -> Seat {
+    v.game.as_ref().and_then(|g| g.turn).expect("a seat on turn")
+}
+
+fn legal_action(v: &TableView) -> Action {
+    match v.game.as_ref().unwrap().legal {
+        Legal::Bid { .. } => Action::Bid(3),
+        Legal::Play { cards } => Action::Play(cards.first().unwrap()),
+        Legal::None => panic!("nothing legal"),
+    }
+}
+
+fn act_of(a: Action) -> Act {
+    match a {
+        Action::Bid(b) => Act::Bid(b),
+        Action::Play(c) => Act::Play(c),
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn bid_and_card_timeouts_follow_each_tempo() {
+    for tempo in [Tempo::Relaxed, Tempo::Normal, Tempo::Fast] {
+        let (h, mut seats) = started(TableOptions { rules: Rules::default(), tempo }, settings()).await;
+        let v = seats[0].view();
+        let first = turn_of(&v);
+        let clock = v.clock.unwrap();
+        assert_eq!(clock.seat, first);
+        assert_eq!(clock.duration_ms, tempo.bid_ms());
+        assert_eq!(clock.deadline - v.server_time, tempo.bid_ms());
+        // Just before the deadline nothing happens; just after, the table bids.
+        sleep(Duration::from_millis(tempo.bid_ms() - 5)).await;
+        assert_eq!(status(&h).await.bids, [None; 4]);
+        sleep(Duration::from_millis(10)).await;
+        settle().await;
+        let s = status(&h).await;
+        assert!(s.bids[usize::from(first.index())].is_some(), "{tempo:?}: timed-out bid");
+        let v = seats[0].view();
+        let last = v.last_action.unwrap();
+        assert_eq!((last.seat, last.source), (first, ActionSource::Timeout));
+        assert_eq!(v.seats[usize::from(first.index())].timeouts, 1);
+        // The next seat bids itself; the others' clocks run out too.
+        for _ in 0..3 {
+            let v = seats[0].view();
+            let t = turn_of(&v);
+            let a = legal_action(&seats[usize::from(t.index())].view());
+            seats[usize::from(t.index())].act(&h, act_of(a)).await;
+        }
+        let v = seats[0].view();
+        assert_eq!(v.phase, TablePhase::Playing);
+        let clock = v.clock.unwrap();
+        assert_eq!(clock.duration_ms, tempo.card_ms(), "{tempo:?}: card clock");
+        let leader = turn_of(&v);
+        sleep(Duration::from_millis(tempo.card_ms() + 5)).await;
+        settle().await;
+        let v = seats[0].view();
+        assert_eq!(v.game.as_ref().unwrap().trick.cards().len(), 1, "{tempo:?}: timed-out card");
+        let last = v.last_action.unwrap();
+        assert_eq!((last.seat, last.source), (leader, ActionSource::Timeout));
+        assert!(matches!(last.action, Action::Play(_)));
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn three_timeouts_start_the_autopilot_until_take_over() {
+    let (h, mut seats) = started(TableOptions::default(), settings()).await;
+    let v = seats[0].view();
+    let slow = turn_of(&v);
+    let i = usize::from(slow.index());
+    // Everybody else acts at once; `slow` never does.
+    let mut guard = 0;
+    while seats[0].view().seats[i].status != SeatStatus::Autopilot {
+        guard += 1;
+        assert!(guard < 500, "autopilot never started");
+        let v = seats[0].view();
+        let t = turn_of(&v);
+        if t == slow {
+            let before = v.seats[i].timeouts;
+            sleep(Duration::from_millis(40_001)).await;
+            settle().await;
+            let after = seats[0].view().seats[i].timeouts;
+            assert!(after == before + 1 || seats[0].view().seats[i].status == SeatStatus::Autopilot);
+        } else {
+            let a = legal_action(&seats[usize::from(t.index())].view());
+            seats[usize::from(t.index())].act(&h, act_of(a)).await;
+        }
+    }
+    assert_eq!(seats[0].view().seats[i].timeouts, 3);
+    // On autopilot the table plays the seat at once, with no clock.
+    let mut autopilot_moves = 0;
+    for _ in 0..200 {
+        let v = seats[0].view();
+        if let Some(last) = v.last_action
+            && last.seat == slow
+            && last.source == ActionSource::Autopilot
+        {
+            autopilot_moves += 1;
+            break;
+        }
+        let t = turn_of(&v);
+        assert!(t != slow || v.clock.is_none(), "no clock while on autopilot");
+        if t != slow {
+            let a = legal_action(&seats[usize::from(t.index())].view());
+            seats[usize::from(t.index())].act(&h, act_of(a)).await;
+        } else {
+            settle().await;
+        }
+    }
+    assert_eq!(autopilot_moves, 1);
+    // Take over: back to the player, the count cleared.
+    seats[i].act(&h, Act::TakeOver).await;
+    let v = seats[0].view();
+    assert_eq!(v.seats[i].status, SeatStatus::Present);
+    assert_eq!(v.seats[i].timeouts, 0);
+    // Taking over twice is refused.
+    seats[i].act(&h, Act::TakeOver).await;
+    assert_eq!(seats[i].errors.last(), Some(&ErrorCode::NotOnAutopilot));
+}
+
+#[tokio::test(start_paused = true)]
+async fn playing_yourself_ends_the_autopilot() {
+    let s = TableSettings { autopilot_after: 1, bot_delay: Duration::from_secs(5), ..settings() };
+    let (h, mut seats) = started(TableOptions::default(), s).await;
+    let first = turn_of(&seats[0].view());
+    let i = usize::from(first.index());
+    sleep(Duration::from_millis(40_001)).await;
+    settle().await;
+    assert_eq!(seats[0].view().seats[i].status, SeatStatus::Autopilot);
+    // Go round to `first` again (the others bid), then it bids itself before
+    // the autopilot's delay.
+    for _ in 0..3 {
+        let t = turn_of(&seats[0].view());
+        if t == first {
+            break;
+        }
+        let a = legal_action(&seats[usize::from(t.index())].view());
+        seats[usize::from(t.index())].act(&h, act_of(a)).await;
+    }
+    let v = seats[0].view();
+    if turn_of(&v) == first {
+        let a = legal_action(&seats[i].view());
+        seats[i].act(&h, act_of(a)).await;
+        assert_eq!(seats[0].view().seats[i].status, SeatStatus::Present);
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_dropped_seat_is_held_for_the_grace_then_a_bot_plays_it() {
+    for (closing, grace) in [(false, 60u64), (true, 10u64)] {
+        let (h, mut seats) =
+            started(TableOptions { rules: Rules::default(), tempo: Tempo::Relaxed }, settings()).await;
+        let first = turn_of(&seats[0].view());
+        // The seat that bids last drops out.
+        let gone = first.offset(3);
+        let g = usize::from(gone.index());
+        // Watch from a seat that stays connected.
+        let o = (g + 1) % 4;
+        if closing {
+            seats[g].act(&h, Act::Closing).await;
+        }
+        seats[g].detach(&h).await;
+        let v = seats[o].view();
+        assert_eq!(v.seats[g].status, SeatStatus::Away);
+        let until = v.seats[g].away_until.unwrap();
+        assert_eq!(until - v.server_time, grace * 1000);
+        // Still held just before the grace ends.
+        sleep(Duration::from_millis(grace * 1000 - 10)).await;
+        settle().await;
+        assert_eq!(seats[o].view().seats[g].status, SeatStatus::Away);
+        sleep(Duration::from_millis(20)).await;
+        settle().await;
+        assert_eq!(seats[o].view().seats[g].status, SeatStatus::Bot, "grace {grace} s");
+        // The others bid; when the turn comes, the bot bids for `gone`.
+        for _ in 0..3 {
+            let t = turn_of(&seats[o].view());
+            assert_ne!(t, gone);
+            let a = legal_action(&seats[usize::from(t.index())].view());
+            seats[usize::from(t.index())].act(&h, act_of(a)).await;
+        }
+        settle().await;
+        let v = seats[o].view();
+        let last = v.last_action.unwrap();
+        assert_eq!((last.seat, last.source), (gone, ActionSource::Bot));
+        // The player comes back with the token and has the seat again.
+        let token = seats[g].token.clone().unwrap();
+        let mut back = Fake::new(4096);
+        assert_eq!(back.attach(&h, Attach::Resume { token }).await, Some(Role::Seat(gone)));
+        assert_eq!(seats[o].view().seats[g].status, SeatStatus::Present);
+        assert!(back.view().game.unwrap().hand.is_some());
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_clock_keeps_running_while_away() {
+    let (h, mut seats) = started(TableOptions::default(), settings()).await;
+    let first = turn_of(&seats[0].view());
+    let f = usize::from(first.index());
+    seats[f].detach(&h).await;
+    sleep(Duration::from_millis(40_001)).await;
+    settle().await;
+    let v = seats[(f + 1) % 4].view();
+    let last = v.last_action.unwrap();
+    assert_eq!((last.seat, last.source), (first, ActionSource::Timeout));
+    assert_eq!(v.seats[f].status, SeatStatus::Away);
+}
+
+#[tokio::test(start_paused = true)]
+async fn leaving_is_permanent_and_a_bot_plays_on() {
+    let (h, mut seats) = started(TableOptions::default(), settings()).await;
+    let token = seats[2].token.clone().unwrap();
+    seats[2].act(&h, Act::Leave).await;
+    assert_eq!(seats[0].view().seats[2].status, SeatStatus::Left);
+    // The token can still watch, but not act.
+    let mut again = Fake::new(4096);
+    assert_eq!(again.attach(&h, Attach::Resume { token }).await, Some(Role::Left(Seat::South)));
+    let v = again.view();
+    assert_eq!(v.you, Some(Seat::South));
+    assert!(v.game.as_ref().unwrap().hand.is_none(), "a leaver sees no hand");
+    again.act(&h, Act::Bid(3)).await;
+    assert_eq!(again.errors.last(), Some(&ErrorCode::SeatLeft));
+    again.act(&h, Act::TakeOver).await;
+    assert_eq!(again.errors.last(), Some(&ErrorCode::SeatLeft));
+    // The bot bids for South when its turn comes.
+    for _ in 0..4 {
+        let v = seats[0].view();
+        let t = turn_of(&v);
+        if t == Seat::South {
+            settle().await;
+            continue;
+        }
+        let a = legal_action(&seats[usize::from(t.index())].view());
+        seats[usize::from(t.index())].act(&h, act_of(a)).await;
+    }
+    let s = status(&h).await;
+    assert!(s.bids[2].is_some(), "the bot bid for the leaver");
+    assert_eq!(s.summary.seats[2].status, SeatStatus::Left);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_match_where_every_turn_times_out_still_ends() {
+    let s = TableSettings { autopilot_after: u8::MAX, ..settings() };
+    let rules = Rules { match_end: MatchEnd::Hands(5), ..Rules::default() };
+    let (h, mut seats) = started(TableOptions { rules, tempo: Tempo::Fast }, s).await;
+    let start = Instant::now();
+    loop {
+        sleep(Duration::from_secs(25)).await;
+        settle().await;
+        let st = status(&h).await;
+        if st.summary.phase == TablePhase::Finished {
+            assert!(st.result.is_some());
+            assert!(st.hands.len() >= 5);
+            break;
+        }
+        assert!(start.elapsed() < Duration::from_secs(60 * 60 * 24), "never ended");
+    }
+    let v = seats[0].view();
+    assert!(v.seats.iter().all(|s| s.timeouts > 0));
+    assert!(v.clock.is_none());
+    // Every stored action was a timeout.
+    let stored = h.journal.get(h.handle.id()).await.unwrap().unwrap();
+    assert!(stored.actions.len() >= 5 * 56);
+    assert!(stored.actions.iter().all(|a| a.source == ActionSource::Timeout));
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_connection_that_falls_behind_is_dropped_and_can_resume() {
+    let h = table_with(TableOptions::default(), settings()).await;
+    let mut fast = Fake::join(&h, Seat::North).await;
+    // A slow connection whose outbox holds two frames and is never read.
+    let mut slow = Fake::new(2);
+    let role = slow.attach(&h, Attach::Join { name: "Slow".into(), seat: Some(Seat::East) }).await;
+    assert_eq!(role, Some(Role::Seat(Seat::East)));
+    let token = slow.token.clone().unwrap();
+    // Changes at the table overflow its outbox: the table drops it rather
+    // than wait.
+    for _ in 0..4 {
+        let mut watcher = Fake::new(8);
+        watcher.attach(&h, Attach::Join { name: "W".into(), seat: Some(Seat::South) }).await;
+        watcher.act(&h, Act::Leave).await;
+    }
+    settle().await;
+    let v = fast.view();
+    assert_eq!(v.seats[1].status, SeatStatus::Away, "the slow connection was dropped");
+    // Its outbox is closed once drained.
+    while slow.rx.try_recv().is_ok() {}
+    assert!(slow.rx.is_closed() || slow.rx.try_recv().is_err());
+    let mut back = Fake::new(4096);
+    assert_eq!(back.attach(&h, Attach::Resume { token }).await, Some(Role::Seat(Seat::East)));
+    assert_eq!(fast.view().seats[1].status, SeatStatus::Present);
+}

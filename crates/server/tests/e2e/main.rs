@@ -1,0 +1,9 @@
+//! End-to-end tests: the real server on an ephemeral port, real WebSocket
+//! and HTTP clients.
+
+mod clocks;
+mod crash;
+mod helpers;
+mod match_play;
+mod refusals;
+mod rest;

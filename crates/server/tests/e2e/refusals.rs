@@ -1,0 +1,146 @@
+use spades_engine::{Card, CardSet, Legal, Seat, Suit};
+use spades_protocol::{ClientMessage, ErrorCode, ServerMessage, TableOptions, TablePhase};
+
+use crate::helpers::*;
+
+fn code_of(msg: &ServerMessage) -> Option<ErrorCode> {
+    match msg {
+        ServerMessage::Error { code, .. } => Some(*code),
+        _ => None,
+    }
+}
+
+/// Garbage, oversized and out-of-place frames each get a typed error, and
+/// the connection stays usable.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bad_frames_get_typed_errors_and_the_connection_stays_usable() {
+    let server = spawn_server(test_config()).await;
+    let mut c = server.client().await;
+    for (frame, code) in [
+        ("not json", ErrorCode::BadMessage),
+        ("[1,2,3]", ErrorCode::BadMessage),
+        (r#"{"type":"fly"}"#, ErrorCode::BadMessage),
+        (r#"{"type":"play","card":"ZZ"}"#, ErrorCode::BadMessage),
+        (r#"{"type":"bid","bid":3}"#, ErrorCode::NotAttached),
+    ] {
+        c.send_raw(frame).await;
+        assert_eq!(code_of(&c.recv().await), Some(code), "{frame}");
+    }
+    let big = format!(r#"{{"type":"ping","pad":"{}"}}"#, "x".repeat(5000));
+    c.send_raw(&big).await;
+    assert_eq!(code_of(&c.recv().await), Some(ErrorCode::FrameTooLarge));
+    let unknown = uuid::Uuid::new_v4();
+    assert_eq!(
+        code_of(&c.request(ClientMessage::Watch { table: unknown }).await),
+        Some(ErrorCode::TableNotFound)
+    );
+    assert!(matches!(c.request(ClientMessage::Ping).await, ServerMessage::Pong { .. }));
+    server.stop().await;
+}
+
+/// Seat tokens act only for their own seat; spectators cannot act; wrong
+/// tokens are refused; an illegal card gets its reason and changes nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn nobody_acts_out_of_place_and_illegal_cards_change_nothing() {
+    let server = spawn_server(test_config()).await;
+    let created = server.create_table(TableOptions::default()).await;
+    let table = created.table;
+    let mut seats = Vec::new();
+    let mut tokens = Vec::new();
+    for seat in Seat::ALL {
+        let mut c = server.client().await;
+        let (_, token) = c.join(table, seat.name(), Some(seat)).await;
+        seats.push(c);
+        tokens.push(token);
+    }
+    // Joining a taken seat, or a full table.
+    let mut late = server.client().await;
+    let r = late.request(ClientMessage::Join { table, name: "Late".into(), seat: Some(Seat::North) }).await;
+    assert_eq!(code_of(&r), Some(ErrorCode::SeatTaken));
+    let r = late.request(ClientMessage::Join { table, name: "Late".into(), seat: None }).await;
+    assert_eq!(code_of(&r), Some(ErrorCode::TableFull));
+    let r = late.request(ClientMessage::Join { table, name: " ".into(), seat: None }).await;
+    assert_eq!(code_of(&r), Some(ErrorCode::InvalidName));
+    // Only the owner starts.
+    let r = seats[1].request(ClientMessage::Start { owner_token: tokens[1].clone() }).await;
+    assert_eq!(code_of(&r), Some(ErrorCode::InvalidToken));
+    let r = seats[0].request(ClientMessage::Bid { bid: 3 }).await;
+    assert_eq!(code_of(&r), Some(ErrorCode::NotStarted));
+    seats[0].request(ClientMessage::Start { owner_token: created.owner_token.clone() }).await;
+    let r = seats[0].request(ClientMessage::AddBots { owner_token: created.owner_token.clone() }).await;
+    assert_eq!(code_of(&r), Some(ErrorCode::AlreadyStarted));
+
+    // A wrong token is refused; a right one gives exactly its own seat.
+    let mut other = server.client().await;
+    let r = other.request(ClientMessage::Resume { table, token: "0".repeat(64) }).await;
+    assert_eq!(code_of(&r), Some(ErrorCode::InvalidToken));
+    let r = other.request(ClientMessage::Resume { table, token: tokens[2].clone() }).await;
+    assert!(matches!(r, ServerMessage::Resumed { seat: Seat::South, .. }));
+
+    // A spectator cannot act.
+    let mut spectator = server.client().await;
+    spectator.request(ClientMessage::Watch { table }).await;
+    let r = spectator.request(ClientMessage::Bid { bid: 3 }).await;
+    assert_eq!(code_of(&r), Some(ErrorCode::NotSeated));
+
+    // Whoever is not on turn is refused, with the seat on turn named.
+    let v = seats[0].view_until(|v| v.game.is_some()).await;
+    let turn = v.game.as_ref().unwrap().turn.unwrap();
+    let wrong = turn.next();
+    let r = seats[usize::from(wrong.index())].request(ClientMessage::Bid { bid: 3 }).await;
+    assert_eq!(code_of(&r), Some(ErrorCode::NotYourTurn));
+    if let ServerMessage::Error { message, .. } = r {
+        assert!(message.starts_with("not your turn"), "{message}");
+    }
+
+    // Bid round: everybody bids 3, then the leader tries a spade before
+    // spades are broken, or a card it does not hold.
+    for i in 0..4 {
+        let s = turn.offset(i);
+        let r = seats[usize::from(s.index())].request(ClientMessage::Bid { bid: 3 }).await;
+        assert!(matches!(r, ServerMessage::Ack { .. }), "{r:?}");
+    }
+    let leader = &mut seats[usize::from(turn.index())];
+    let v =
+        leader.view_until(|v| v.phase == TablePhase::Playing && v.game.as_ref().unwrap().turn == v.you).await;
+    let seq_before = leader.seq;
+    let status_before = server.status(table).await;
+    let hand = v.game.as_ref().unwrap().hand.unwrap();
+    let Legal::Play { cards: legal } = v.game.as_ref().unwrap().legal else { panic!("no legal cards") };
+    let illegal: Option<Card> = hand.minus(legal).first();
+    let not_mine: Card = CardSet::FULL.minus(hand).first().unwrap();
+    let r = leader.request(ClientMessage::Play { card: not_mine }).await;
+    assert_eq!(code_of(&r), Some(ErrorCode::CardNotInHand));
+    if let Some(card) = illegal {
+        assert_eq!(card.suit(), Suit::Spades);
+        let r = leader.request(ClientMessage::Play { card }).await;
+        assert_eq!(code_of(&r), Some(ErrorCode::SpadesNotBroken));
+        if let ServerMessage::Error { message, .. } = r {
+            assert_eq!(message, "spades are not broken yet");
+        }
+    }
+    // Nothing changed: no new view, same status.
+    assert!(leader.try_recv(std::time::Duration::from_millis(200)).await.is_none());
+    assert_eq!(leader.seq, seq_before);
+    let status_after = server.status(table).await;
+    assert_eq!(status_after.turn, status_before.turn);
+    assert_eq!(status_after.tricks_won, status_before.tricks_won);
+
+    // Lead a legal card; the next seat that holds the led suit must follow.
+    let lead = legal.first().unwrap();
+    leader.request(ClientMessage::Play { card: lead }).await;
+    let next = turn.next();
+    let follower = &mut seats[usize::from(next.index())];
+    let v = follower.view_until(|v| v.game.as_ref().unwrap().turn == v.you).await;
+    let hand = v.game.as_ref().unwrap().hand.unwrap();
+    if !hand.of_suit(lead.suit()).is_empty()
+        && let Some(off) = hand.minus(CardSet::suit(lead.suit())).first()
+    {
+        let r = follower.request(ClientMessage::Play { card: off }).await;
+        assert_eq!(code_of(&r), Some(ErrorCode::MustFollowSuit));
+        if let ServerMessage::Error { message, .. } = r {
+            assert_eq!(message, format!("you must follow the led suit ({})", lead.suit()));
+        }
+    }
+    server.stop().await;
+}

@@ -1,0 +1,270 @@
+// One WebSocket connection to one table, kept alive: it reconnects with
+// exponential backoff and re-attaches (join, resume or watch, chosen by the
+// caller each time) whenever the socket drops.
+
+const PROTOCOL = 1;
+const BACKOFF_MIN_MS = 500;
+const BACKOFF_MAX_MS = 15000;
+const PING_EVERY_MS = 15000;
+const SILENT_AFTER_MS = 45000;
+
+/** Close codes after which reconnecting is pointless. */
+const FINAL_CLOSE = new Map([[4003, 'the table closed']]);
+
+export class Connection {
+  /**
+   * @param {object} hooks
+   * @param {() => object} hooks.attach   the attach message to send after `hello`
+   * @param {(reply: object) => void} hooks.onAttached  `joined`, `resumed` or `watching`
+   * @param {(err: object, msg: object) => (object|null)} hooks.onAttachError
+   *        returns another attach message to try, or null to give up
+   * @param {(msg: object) => void} hooks.onView
+   * @param {(msg: object) => void} [hooks.onUnsolicitedError]
+   * @param {(state: object) => void} hooks.onState
+   */
+  constructor(hooks) {
+    this.hooks = hooks;
+    this.ws = null;
+    this.req = 0;
+    this.pending = new Map();
+    this.attempt = 0;
+    this.retryTimer = null;
+    this.pingTimer = null;
+    this.lastHeard = 0;
+    this.stopped = false;
+    this.attached = false;
+    this.closingSent = false;
+    this.onOnline = () => this.reconnectNow();
+    this.onVisible = () => {
+      if (document.visibilityState === 'visible') this.reconnectNow();
+    };
+    window.addEventListener('online', this.onOnline);
+    document.addEventListener('visibilitychange', this.onVisible);
+  }
+
+  start() {
+    this.stopped = false;
+    this.open();
+  }
+
+  open() {
+    clearTimeout(this.retryTimer);
+    this.retryTimer = null;
+    this.attached = false;
+    this.closingSent = false;
+    const url = `${location.protocol === 'https:' ? 'wss:' : 'ws:'}//${location.host}/ws`;
+    this.state({ status: 'connecting' });
+    let ws;
+    try {
+      ws = new WebSocket(url);
+    } catch {
+      this.scheduleRetry();
+      return;
+    }
+    this.ws = ws;
+    ws.onmessage = (e) => {
+      if (ws !== this.ws) return;
+      this.lastHeard = Date.now();
+      let msg;
+      try {
+        msg = JSON.parse(e.data);
+      } catch {
+        return;
+      }
+      this.receive(msg);
+    };
+    ws.onclose = (e) => {
+      if (ws !== this.ws) return;
+      this.ws = null;
+      this.attached = false;
+      clearInterval(this.pingTimer);
+      this.failPending({ code: 'disconnected', message: 'the connection was lost' });
+      if (this.stopped) return;
+      const final = FINAL_CLOSE.get(e.code);
+      if (final) {
+        this.stopped = true;
+        this.state({ status: 'closed', reason: final });
+        return;
+      }
+      this.scheduleRetry();
+    };
+    ws.onerror = () => {
+      // onclose follows and schedules the retry.
+    };
+  }
+
+  receive(msg) {
+    switch (msg.type) {
+      case 'hello':
+        if (msg.protocol !== PROTOCOL) {
+          this.stop();
+          this.state({ status: 'closed', reason: `the server speaks protocol ${msg.protocol}, this page ${PROTOCOL}: reload` });
+          return;
+        }
+        this.startPing();
+        this.sendAttach(this.hooks.attach());
+        return;
+      case 'view':
+        this.hooks.onView(msg);
+        return;
+      case 'error':
+      case 'ack':
+      case 'joined':
+      case 'resumed':
+      case 'watching':
+      case 'pong': {
+        const p = msg.req != null ? this.pending.get(msg.req) : null;
+        if (p) {
+          this.pending.delete(msg.req);
+          if (msg.type === 'error') p.reject(msg);
+          else p.resolve(msg);
+        } else if (msg.type === 'error') {
+          this.hooks.onUnsolicitedError?.(msg);
+        }
+        return;
+      }
+      default:
+    }
+  }
+
+  sendAttach(msg) {
+    this.request(msg).then(
+      (reply) => {
+        this.attached = true;
+        this.attempt = 0;
+        this.state({ status: 'open' });
+        this.hooks.onAttached(reply);
+      },
+      (err) => {
+        if (err.code === 'disconnected') return;
+        const next = this.hooks.onAttachError(err, msg);
+        if (next) this.sendAttach(next);
+        else {
+          this.stop();
+          this.state({ status: 'closed', reason: err.message });
+        }
+      },
+    );
+  }
+
+  /** Sends a message; resolves with the reply, rejects with the `error`. */
+  request(msg) {
+    return new Promise((resolve, reject) => {
+      const ws = this.ws;
+      if (!ws || ws.readyState !== WebSocket.OPEN) {
+        reject({ code: 'disconnected', message: 'not connected: reconnecting…' });
+        return;
+      }
+      this.req = (this.req % 1_000_000_000) + 1;
+      const req = this.req;
+      this.pending.set(req, { resolve, reject });
+      ws.send(JSON.stringify({ ...msg, req }));
+    });
+  }
+
+  failPending(err) {
+    const all = [...this.pending.values()];
+    this.pending.clear();
+    for (const p of all) p.reject(err);
+  }
+
+  startPing() {
+    clearInterval(this.pingTimer);
+    this.lastHeard = Date.now();
+    this.pingTimer = setInterval(() => {
+      if (!this.ws) return;
+      if (Date.now() - this.lastHeard > SILENT_AFTER_MS) {
+        // The socket looks open but nothing arrives: start over.
+        const ws = this.ws;
+        this.ws = null;
+        this.attached = false;
+        clearInterval(this.pingTimer);
+        try {
+          ws.close();
+        } catch {
+          // ignore
+        }
+        this.failPending({ code: 'disconnected', message: 'the connection was lost' });
+        this.scheduleRetry();
+        return;
+      }
+      this.request({ type: 'ping' }).catch(() => {});
+    }, PING_EVERY_MS);
+  }
+
+  scheduleRetry() {
+    if (this.stopped || this.retryTimer) return;
+    const base = Math.min(BACKOFF_MAX_MS, BACKOFF_MIN_MS * 2 ** this.attempt);
+    const delay = Math.round(base * (0.75 + Math.random() * 0.5));
+    this.attempt += 1;
+    this.state({ status: 'reconnecting', retryAt: Date.now() + delay, attempt: this.attempt });
+    this.retryTimer = setTimeout(() => {
+      this.retryTimer = null;
+      this.open();
+    }, delay);
+  }
+
+  /** Reconnects at once if the connection is down (back online, tab shown). */
+  reconnectNow() {
+    if (this.stopped || this.ws) return;
+    this.attempt = 0;
+    this.open();
+  }
+
+  /** Drops the socket and attaches again at once (e.g. to sit after watching). */
+  restart() {
+    const ws = this.ws;
+    this.ws = null;
+    clearInterval(this.pingTimer);
+    this.failPending({ code: 'disconnected', message: 'reconnecting' });
+    if (ws) {
+      try {
+        ws.close(1000);
+      } catch {
+        // ignore
+      }
+    }
+    this.attempt = 0;
+    this.stopped = false;
+    this.open();
+  }
+
+  /** Tells the server the page is closing on purpose (short grace). */
+  sendClosing() {
+    if (this.closingSent || !this.ws || this.ws.readyState !== WebSocket.OPEN || !this.attached) return;
+    this.closingSent = true;
+    try {
+      this.ws.send(JSON.stringify({ type: 'closing' }));
+    } catch {
+      // ignore
+    }
+  }
+
+  /** Stops for good (leaving the table screen). */
+  stop() {
+    this.stopped = true;
+    clearTimeout(this.retryTimer);
+    this.retryTimer = null;
+    clearInterval(this.pingTimer);
+    const ws = this.ws;
+    this.ws = null;
+    this.failPending({ code: 'disconnected', message: 'closed' });
+    if (ws) {
+      try {
+        ws.close(1000);
+      } catch {
+        // ignore
+      }
+    }
+  }
+
+  dispose() {
+    this.stop();
+    window.removeEventListener('online', this.onOnline);
+    document.removeEventListener('visibilitychange', this.onVisible);
+  }
+
+  state(s) {
+    this.hooks.onState(s);
+  }
+}

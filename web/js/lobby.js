@@ -1,0 +1,210 @@
+// The lobby: the player's name, the open tables and the create form.
+
+import { createTable, listTables } from './api.js';
+import { h, replace, announce } from './dom.js';
+import {
+  MATCH_END_CHOICES, OPTION_MENUS, PHASE_NAME, SEATS, SEAT_NAME, num, optionChips, parseMatchEnd,
+} from './rules.js';
+import { store } from './store.js';
+
+const REFRESH_MS = 4000;
+
+/** Reads and checks the name field; focuses it with a message when empty. */
+function takeName(input, errorEl) {
+  const name = input.value.trim();
+  if (!name || name.length > 24) {
+    errorEl.textContent = name ? 'Names are at most 24 characters.' : 'Type your name first: the other players will see it.';
+    input.setAttribute('aria-invalid', 'true');
+    input.focus();
+    announce(errorEl.textContent, true);
+    return null;
+  }
+  input.removeAttribute('aria-invalid');
+  errorEl.textContent = '';
+  store.setName(name);
+  return name;
+}
+
+function selectField(id, labelText, menu, value, hint) {
+  const select = h('select', { id, name: id },
+    menu.map((o) => h('option', { value: o.value, selected: o.value === value }, o.hint ? `${o.label} (${o.hint})` : o.label)));
+  return h('div', { class: 'field' }, h('label', { for: id }, labelText), select, hint ? h('small', { class: 'hint' }, hint) : null);
+}
+
+/**
+ * Mounts the lobby in `root`. `go(tableId, intent)` opens a table.
+ * Returns a function that unmounts it.
+ */
+export function mountLobby(root, go) {
+  let timer = null;
+  let alive = true;
+
+  const nameInput = h('input', {
+    id: 'player-name', name: 'player-name', type: 'text', maxlength: 24, autocomplete: 'nickname',
+    placeholder: 'e.g. Ann', value: store.name(), 'aria-describedby': 'name-error',
+  });
+  const nameError = h('p', { id: 'name-error', class: 'field-error', role: 'alert' });
+  nameInput.addEventListener('change', () => {
+    const v = nameInput.value.trim();
+    if (v) store.setName(v);
+  });
+
+  // The create form: every option of SPEC §3.
+  const matchEnd = h('select', { id: 'opt-match-end', name: 'match_end' },
+    ['Target score', 'Fixed number of hands'].map((group) => h('optgroup', { label: group },
+      MATCH_END_CHOICES.filter((c) => c.group === group).map((c) => h('option', { value: c.value, selected: c.value === 'target:500' }, c.label)))));
+  const mercy = h('input', { id: 'opt-mercy', name: 'mercy', type: 'checkbox' });
+  const formError = h('p', { class: 'field-error', role: 'alert' });
+  const createBtn = h('button', { type: 'submit', class: 'btn btn-primary', id: 'create-table' }, 'Create table and sit down');
+  const form = h('form', { class: 'create-form', id: 'create-form', novalidate: true },
+    h('div', { class: 'field' }, h('label', { for: 'opt-name' }, 'Table name'),
+      h('input', { id: 'opt-name', name: 'name', type: 'text', maxlength: 40, placeholder: 'Friday night' })),
+    h('div', { class: 'field' }, h('label', { for: 'opt-match-end' }, 'Match end'), matchEnd,
+      h('small', { class: 'hint' }, 'A hand is always finished; a tie plays another hand.')),
+    selectField('opt-nil', 'Nil', OPTION_MENUS.nil, 'hundred'),
+    selectField('opt-bag-penalty', 'Bag penalty', OPTION_MENUS.bag_penalty, 'ten_for_hundred', 'Bags are tricks taken over the contract; each scores +1.'),
+    selectField('opt-failed-nil', "A nil bidder's tricks", OPTION_MENUS.failed_nil, 'bags_only'),
+    selectField('opt-spades-lead', 'Leading spades', OPTION_MENUS.spades_lead, 'after_broken'),
+    h('div', { class: 'field field-check' }, mercy,
+      h('label', { for: 'opt-mercy' }, 'Mercy rule', h('small', { class: 'hint' }, 'a team at −200 or below loses at once'))),
+    selectField('opt-tempo', 'Tempo', OPTION_MENUS.tempo, 'normal'),
+    selectField('opt-seat', 'Your seat', [{ value: '', label: 'First free seat' }, ...SEATS.map((s) => ({ value: s, label: SEAT_NAME[s] }))], ''),
+    formError,
+    createBtn,
+  );
+  form.addEventListener('submit', async (e) => {
+    e.preventDefault();
+    const name = takeName(nameInput, nameError);
+    if (!name) return;
+    const val = (id) => form.querySelector(`#${id}`).value;
+    const options = {
+      rules: {
+        match_end: parseMatchEnd(matchEnd.value),
+        nil: val('opt-nil'),
+        bag_penalty: val('opt-bag-penalty'),
+        failed_nil: val('opt-failed-nil'),
+        spades_lead: val('opt-spades-lead'),
+        mercy: mercy.checked,
+      },
+      tempo: val('opt-tempo'),
+    };
+    const tableName = val('opt-name').trim() || `${name}'s table`;
+    createBtn.disabled = true;
+    formError.textContent = '';
+    try {
+      const created = await createTable(tableName, options);
+      store.setOwner(created.table, created.owner_token);
+      go(created.table, { join: { name, seat: val('opt-seat') || null } });
+    } catch (err) {
+      formError.textContent = `Could not create the table: ${err.message}`;
+      createBtn.disabled = false;
+    }
+  });
+
+  const list = h('ul', { class: 'table-list', id: 'table-list', 'aria-live': 'polite', 'aria-busy': 'true' });
+  const listNote = h('p', { class: 'muted list-note' }, 'Loading tables…');
+  const refreshBtn = h('button', { type: 'button', class: 'btn btn-plain btn-small', onclick: () => refresh() }, 'Refresh');
+
+  function tableItem(t) {
+    const mine = store.seat(t.table);
+    const inLobby = t.phase === 'lobby';
+    const sit = (seat) => {
+      const name = takeName(nameInput, nameError);
+      if (name) go(t.table, { join: { name, seat } });
+    };
+    const seats = t.seats.map((s) => {
+      const empty = s.status === 'empty';
+      return h('li', { class: `seat-chip team-${SEATS.indexOf(s.seat) % 2 ? 'ew' : 'ns'} ${empty ? 'open' : ''}` },
+        h('span', { class: 'seat-dir' }, SEAT_NAME[s.seat]),
+        empty
+          ? (inLobby && !mine
+            ? h('button', { type: 'button', class: 'btn btn-small btn-sit', onclick: () => sit(s.seat), 'aria-label': `Sit at ${SEAT_NAME[s.seat]}, ${t.name}` }, 'Sit here')
+            : h('span', { class: 'muted' }, 'open'))
+          : h('span', { class: 'seat-who' }, s.name, s.kind === 'bot' ? ' (bot)' : ''),
+      );
+    });
+    const facts = [
+      inLobby ? `${t.open_seats} open seat${t.open_seats === 1 ? '' : 's'}` : `Hand ${t.hand_number} · ${num(t.scores[0])} – ${num(t.scores[1])}`,
+      t.spectators ? `${t.spectators} watching` : null,
+    ].filter(Boolean).join(' · ');
+    return h('li', { class: `table-item phase-${t.phase}`, dataset: { table: t.table } },
+      h('div', { class: 'ti-head' },
+        h('h3', { class: 'ti-name' }, t.name),
+        h('span', { class: `phase-badge phase-${t.phase}` }, PHASE_NAME[t.phase] || t.phase)),
+      h('ul', { class: 'chips', 'aria-label': 'Options' }, optionChips(t.options).map((c) => h('li', { class: 'chip' }, c))),
+      h('ul', { class: 'seat-chips', 'aria-label': 'Seats' }, seats),
+      h('div', { class: 'ti-foot' },
+        h('span', { class: 'muted' }, facts),
+        h('span', { class: 'ti-actions' },
+          mine
+            ? h('button', { type: 'button', class: 'btn btn-primary btn-small', onclick: () => go(t.table, null) }, `Back to your seat (${SEAT_NAME[mine.seat] || 'seat'})`)
+            : inLobby && t.open_seats > 0
+              ? h('button', { type: 'button', class: 'btn btn-primary btn-small btn-join', onclick: () => sit(null) }, 'Sit down')
+              : null,
+          mine ? null : h('button', { type: 'button', class: 'btn btn-plain btn-small btn-watch', onclick: () => go(t.table, { watch: true }) }, 'Watch'),
+        ),
+      ),
+    );
+  }
+
+  let shown = null;
+  async function refresh() {
+    clearTimeout(timer);
+    try {
+      const tables = await listTables();
+      if (!alive) return;
+      // Redraw only on a change, so a button is never swapped mid-click.
+      const sig = JSON.stringify(tables);
+      if (sig === shown) {
+        timer = setTimeout(refresh, REFRESH_MS);
+        return;
+      }
+      shown = sig;
+      // Open tables first, then matches in play, then finished ones.
+      const rank = { lobby: 0, bidding: 1, playing: 1, finished: 2 };
+      tables.sort((a, b) => rank[a.phase] - rank[b.phase] || b.created_at - a.created_at);
+      const focusedTable = document.activeElement?.closest?.('.table-item')?.dataset.table;
+      const focusedText = document.activeElement?.textContent;
+      replace(list, tables.map(tableItem));
+      if (focusedTable) {
+        const again = [...list.querySelectorAll(`[data-table="${focusedTable}"] button`)].find((b) => b.textContent === focusedText);
+        again?.focus();
+      }
+      list.setAttribute('aria-busy', 'false');
+      listNote.textContent = tables.length ? '' : 'No tables yet: create one.';
+    } catch (err) {
+      if (!alive) return;
+      listNote.textContent = `Could not load the tables (${err.message}). Retrying…`;
+    }
+    if (alive) timer = setTimeout(refresh, REFRESH_MS);
+  }
+
+  const onVisible = () => {
+    if (document.visibilityState === 'visible') refresh();
+  };
+  document.addEventListener('visibilitychange', onVisible);
+
+  replace(root,
+    h('div', { class: 'lobby' },
+      h('section', { class: 'panel name-panel', 'aria-labelledby': 'name-h' },
+        h('h2', { id: 'name-h', class: 'sr-only' }, 'You'),
+        h('div', { class: 'field field-inline' }, h('label', { for: 'player-name' }, 'Your name'), nameInput),
+        nameError),
+      h('div', { class: 'lobby-grid' },
+        h('section', { class: 'panel tables-panel', 'aria-labelledby': 'tables-h' },
+          h('div', { class: 'panel-head' }, h('h2', { id: 'tables-h' }, 'Tables'), refreshBtn),
+          listNote, list),
+        h('section', { class: 'panel create-panel', 'aria-labelledby': 'create-h' },
+          h('h2', { id: 'create-h' }, 'New table'),
+          form),
+      ),
+    ),
+  );
+  refresh();
+
+  return () => {
+    alive = false;
+    clearTimeout(timer);
+    document.removeEventListener('visibilitychange', onVisible);
+  };
+}

@@ -1,0 +1,42 @@
+// What the browser remembers: the player's name and, per table, the seat
+// token, the owner token and the last hand whose scoring was shown.
+
+const PREFIX = 'spades.v1.';
+
+function read(key) {
+  try {
+    const raw = localStorage.getItem(PREFIX + key);
+    return raw == null ? null : JSON.parse(raw);
+  } catch {
+    return null;
+  }
+}
+
+function write(key, value) {
+  try {
+    if (value == null) localStorage.removeItem(PREFIX + key);
+    else localStorage.setItem(PREFIX + key, JSON.stringify(value));
+  } catch {
+    // Private mode or a full store: the client still works, without memory.
+  }
+}
+
+export const store = {
+  name: () => read('name') || '',
+  setName: (name) => write('name', name),
+
+  /** `{token, seat}` of the seat this browser holds at a table, or null. */
+  seat: (table) => read(`seat.${table}`),
+  setSeat: (table, token, seat) => write(`seat.${table}`, { token, seat, at: Date.now() }),
+  dropSeat: (table) => write(`seat.${table}`, null),
+
+  /** The owner token of a table this browser created, or null. */
+  owner: (table) => read(`owner.${table}`),
+  setOwner: (table, token) => write(`owner.${table}`, token),
+
+  /** The highest hand number whose scoring this browser has shown. */
+  seenHand: (table) => read(`seen.${table}`) || 0,
+  setSeenHand: (table, n) => write(`seen.${table}`, n),
+  seenResult: (table) => !!read(`result.${table}`),
+  setSeenResult: (table) => write(`result.${table}`, true),
+};

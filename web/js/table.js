@@ -1,0 +1,902 @@
+// The table screen: one WebSocket connection to one table, drawn from the
+// latest view the server sent. The skeleton is built once; every view
+// updates it in place (so focus and running animations survive).
+
+import { tableStatus } from './api.js';
+import { cardFace, cardName, cardView, fullDeck, sortHand, winningIndex } from './cards.js';
+import { clockRing, mmss, remaining, serverNow, setRing, syncServerTime } from './clock.js';
+import { Connection } from './conn.js';
+import { closeAllDialogs, closeDialog, confirmDialog, isOpen, showDialog } from './dialogs.js';
+import { announce, classes, h, icon, reconcile, replace, setText } from './dom.js';
+import {
+  PHASE_NAME, SEATS, SEAT_NAME, TEAM_NAME, TEAMS, matchEndText, num, optionSentences, partnerOf, seatIndex,
+} from './rules.js';
+import { handScoring, handSummary, resultDetail, resultHeadline, scoreSheet } from './scoring.js';
+import { store } from './store.js';
+
+const POSITIONS = ['bottom', 'left', 'top', 'right'];
+const LINGER_MS = 1400;
+const REFUSAL_MS = 7000;
+const SCORING_STEPS_ASIDE_MS = 15000;
+
+/** Where each seat sits on screen: the viewer at the bottom, partner on top. */
+function positionOf(seat, viewer) {
+  const base = viewer ? seatIndex(viewer) : seatIndex('south');
+  return POSITIONS[(seatIndex(seat) - base + 4) % 4];
+}
+
+function initials(name) {
+  const parts = String(name || '?').trim().split(/\s+/);
+  const letters = parts.length > 1 ? parts[0][0] + parts[1][0] : parts[0].slice(0, 2);
+  return letters.toUpperCase();
+}
+
+function sameTrick(a, b) {
+  if (!a || !b) return a === b;
+  return a.leader === b.leader && a.cards.join() === b.cards.join();
+}
+
+/** Completes a trick object with its winner, computed from the cards. */
+function withWinner(trick) {
+  const w = trick.cards.length === 4 ? SEATS[(seatIndex(trick.leader) + winningIndex(trick.cards)) % 4] : null;
+  return { ...trick, winner: trick.winner || w };
+}
+
+/**
+ * Mounts the table `tableId` in `root`. `intent` is `{join: {name, seat}}`
+ * (take a seat), `{watch: true}` or null (resume a stored seat, else watch).
+ */
+export function mountTable(root, tableId, intent, { setTitle }) {
+  const st = {
+    view: null,
+    seq: -1,
+    joinIntent: intent?.join || null,
+    pendingCard: null,
+    pendingBid: false,
+    bidChoice: null,
+    linger: null,
+    finalTrick: null,
+    refusal: null,
+    refusalTimer: null,
+    turnKey: null,
+    lastActionKey: null,
+    firstView: true,
+    net: { status: 'connecting' },
+    notice: null,
+    scoringTimer: null,
+    gone: false,
+  };
+
+  // ---- skeleton --------------------------------------------------------
+  const teamBox = (t) => h('div', { class: `team team-${t === 0 ? 'ns' : 'ew'}`, dataset: { team: TEAMS[t] } },
+    h('div', { class: 'team-name' }, h('span', { class: 'team-label' }, h('span', { class: 'long' }, TEAM_NAME[TEAMS[t]]), h('span', { class: 'short', 'aria-hidden': 'true' }, t === 0 ? 'N–S' : 'E–W')), h('span', { class: 'you-tag', hidden: true }, 'you')),
+    h('div', { class: 'team-players' }),
+    h('div', { class: 'team-score', 'aria-label': 'score' }, '0'),
+    h('div', { class: 'team-meta' }, h('span', { class: 'team-bags' }), h('span', { class: 'team-hand' })),
+  );
+  const teams = [teamBox(0), teamBox(1)];
+  const handNo = h('div', { class: 'hand-no' });
+  const matchEnd = h('div', { class: 'match-end' });
+  const broken = h('div', { class: 'broken', hidden: true }, icon('suit-S', 'pip'), ' broken');
+  const scorebar = h('section', { class: 'scorebar', 'aria-label': 'Scores' },
+    teams[0], h('div', { class: 'score-mid' }, handNo, matchEnd, broken), teams[1]);
+
+  const seatEls = {};
+  for (const seat of SEATS) {
+    const ring = clockRing();
+    const avatar = h('div', { class: 'avatar', 'aria-hidden': 'true' });
+    const sitBtn = h('button', { type: 'button', class: 'btn btn-small btn-primary sit-btn', hidden: true, onclick: () => sitAt(seat) }, 'Sit here');
+    seatEls[seat] = {
+      root: h('div', { class: `seat team-${seatIndex(seat) % 2 ? 'ew' : 'ns'}`, dataset: { seat } },
+        h('div', { class: 'avatar-wrap' }, ring, avatar,
+          h('span', { class: 'bot-icon', hidden: true, title: 'bot' }, icon('icon-bot')),
+          h('span', { class: 'dealer-chip', hidden: true, title: 'dealer' }, 'D')),
+        h('div', { class: 'seat-info' },
+          h('div', { class: 'seat-name' }),
+          h('div', { class: 'seat-meta' }, h('span', { class: 'seat-dir' }, SEAT_NAME[seat]), h('span', { class: 'seat-bid' })),
+          h('div', { class: 'seat-status' })),
+        sitBtn),
+      ring, avatar, sitBtn,
+    };
+  }
+  const slots = {};
+  for (const pos of POSITIONS) slots[pos] = h('div', { class: `slot slot-${pos}` });
+  const centerMsg = h('div', { class: 'center-msg' });
+  const trickBox = h('div', { class: 'trick-box', role: 'group', 'aria-label': 'Cards on the table' }, ...POSITIONS.map((p) => slots[p]));
+  const trickArea = h('div', { class: 'trick-area' }, trickBox, centerMsg);
+  const felt = h('section', { class: 'felt', 'aria-label': 'Table' },
+    ...SEATS.map((s) => seatEls[s].root), trickArea);
+
+  const refusal = h('div', { class: 'refusal', id: 'refusal', role: 'alert', hidden: true });
+  const turnText = h('span', { class: 'turn-text' });
+  const myClock = h('span', { class: 'my-clock', hidden: true });
+  const turnLine = h('div', { class: 'turn-line', id: 'turn-line' }, turnText, myClock);
+  const bidGrid = h('div', { class: 'bid-grid', role: 'group', 'aria-label': 'Choose your bid' });
+  const bidConfirm = h('button', { type: 'button', class: 'btn btn-primary bid-confirm', disabled: true, onclick: () => sendBid() }, 'Bid');
+  const bidNote = h('p', { class: 'bid-note muted' });
+  const bidPicker = h('div', { class: 'bid-picker', id: 'bid-picker', hidden: true }, bidGrid, h('div', { class: 'bid-row' }, bidNote, bidConfirm));
+  const handEl = h('div', { class: 'hand', id: 'hand', role: 'group', 'aria-label': 'Your hand' });
+  const watchNote = h('p', { class: 'watch-note', hidden: true });
+
+  const lastTrickBtn = h('button', { type: 'button', class: 'btn btn-plain', id: 'btn-last-trick', onclick: () => showLastTrick() }, 'Last trick');
+  const sheetBtn = h('button', { type: 'button', class: 'btn btn-plain', id: 'btn-sheet', onclick: () => showSheet() }, 'Score sheet');
+  const rulesBtn = h('button', { type: 'button', class: 'btn btn-plain', id: 'btn-rules', onclick: () => showRules() }, 'Rules');
+  const takeOverBtn = h('button', { type: 'button', class: 'btn btn-primary', id: 'btn-take-over', hidden: true, onclick: () => takeOver() }, 'Take over');
+  const leaveBtn = h('button', { type: 'button', class: 'btn btn-danger-plain', id: 'btn-leave', hidden: true, onclick: () => leave() }, 'Leave');
+  const toolbar = h('div', { class: 'toolbar' }, lastTrickBtn, sheetBtn, rulesBtn, takeOverBtn, leaveBtn);
+
+  const dock = h('section', { class: 'dock', 'aria-label': 'Your hand and actions' },
+    refusal, turnLine, bidPicker, handEl, watchNote, toolbar);
+  const screen = h('div', { class: 'table-screen', dataset: { table: tableId } }, scorebar, felt, dock);
+  replace(root, screen);
+
+  // ---- connection ------------------------------------------------------
+  const conn = new Connection({
+    attach() {
+      const saved = store.seat(tableId);
+      if (saved) return { type: 'resume', table: tableId, token: saved.token };
+      if (st.joinIntent) {
+        const m = { type: 'join', table: tableId, name: st.joinIntent.name };
+        if (st.joinIntent.seat) m.seat = st.joinIntent.seat;
+        return m;
+      }
+      return { type: 'watch', table: tableId };
+    },
+    onAttached(reply) {
+      if (reply.type === 'joined') {
+        store.setSeat(tableId, reply.token, reply.seat);
+        st.joinIntent = null;
+        announce(`You sit at ${SEAT_NAME[reply.seat]}.`);
+      }
+      st.notice = null;
+      render();
+    },
+    onAttachError(err, msg) {
+      if (err.code === 'table_not_found') {
+        st.notice = 'There is no such table (it may have closed).';
+        render();
+        return null;
+      }
+      if (msg.type === 'resume' && err.code === 'invalid_token') {
+        store.dropSeat(tableId);
+        st.notice = 'Your seat at this table is no longer valid: you are watching.';
+        return { type: 'watch', table: tableId };
+      }
+      if (msg.type === 'join') {
+        st.joinIntent = null;
+        st.notice = `Could not sit down: ${err.message}. You are watching.`;
+        render();
+        return { type: 'watch', table: tableId };
+      }
+      return msg.type === 'watch' ? null : { type: 'watch', table: tableId };
+    },
+    onView(msg) {
+      if (msg.seq < st.seq) return;
+      st.seq = msg.seq;
+      syncServerTime(msg.view.server_time);
+      onView(msg.view);
+    },
+    onUnsolicitedError(err) {
+      showRefusal(err.message);
+    },
+    onState(s) {
+      st.net = s;
+      renderNet();
+      if (s.status === 'closed') render();
+    },
+  });
+
+  // Closing the page on purpose: the server holds the seat for the short grace.
+  const onPageHide = () => conn.sendClosing();
+  // Back from the browser's page cache: the socket is gone, connect again.
+  const onPageShow = (e) => {
+    if (e.persisted) conn.reconnectNow();
+  };
+  window.addEventListener('pagehide', onPageHide);
+  window.addEventListener('beforeunload', onPageHide);
+  window.addEventListener('pageshow', onPageShow);
+  conn.start();
+
+  // ---- derived state ---------------------------------------------------
+  const game = () => st.view?.game || null;
+  const you = () => st.view?.you || null;
+  const mySeatInfo = () => (you() ? st.view.seats[seatIndex(you())] : null);
+  const role = () => {
+    if (!st.view?.you) return 'spectator';
+    return mySeatInfo()?.status === 'left' ? 'left' : 'seat';
+  };
+  const myTurn = () => !!(game() && you() && game().turn === you() && role() === 'seat');
+  const legal = () => game()?.legal || { kind: 'none' };
+  const seatName = (seat) => st.view?.seats[seatIndex(seat)]?.name || SEAT_NAME[seat];
+
+  function onView(view) {
+    const prev = st.view;
+    st.view = view;
+    const g = view.game;
+    const pg = prev?.game;
+    setTitle(view.name);
+    // Everything to tell a screen reader about this change, said at once
+    // (a second announcement would cut the first one off).
+    const said = [];
+
+    // A trick just completed: keep it on the table for a moment.
+    if (g && pg && g.hand_number === pg.hand_number && g.last_trick && !sameTrick(g.last_trick, pg.last_trick)) {
+      st.linger = { trick: withWinner(g.last_trick), until: performance.now() + LINGER_MS };
+      said.push(trickWinnerText(st.linger.trick));
+    }
+    // A hand just ended: the new deal's view no longer holds the 13th trick,
+    // but its last card is the one card the previous view had not seen played.
+    if (g && pg && g.hand_number > pg.hand_number) {
+      st.finalTrick = null;
+      if (pg.trick.cards.length === 3 && pg.played.length === 51) {
+        const missing = fullDeck().find((c) => !pg.played.includes(c));
+        st.finalTrick = withWinner({ leader: pg.trick.leader, cards: [...pg.trick.cards, missing] });
+        st.linger = { trick: st.finalTrick, until: performance.now() + LINGER_MS };
+        said.push(trickWinnerText(st.finalTrick));
+      } else {
+        st.linger = null;
+      }
+    }
+    if (g?.last_trick) st.finalTrick = null;
+    // A new trick has started: show it rather than the finished one.
+    if (!g || g.trick.cards.length > 0) st.linger = null;
+
+    // The move we sent has been taken (or it is no longer our turn).
+    if (st.pendingCard && (!myTurn() || legal().kind !== 'play' || !(g.hand || []).includes(st.pendingCard))) st.pendingCard = null;
+    if (st.pendingBid && legal().kind !== 'bid') {
+      st.pendingBid = false;
+      st.bidChoice = null;
+    }
+    if (legal().kind !== 'bid') st.bidChoice = null;
+
+    announceChanges(prev, view, said);
+    maybeShowScoring(view, said);
+    if (said.length) announce(said.filter(Boolean).join(' '));
+    st.firstView = false;
+    render();
+  }
+
+  // ---- announcements ---------------------------------------------------
+  function trickWinnerText(trick) {
+    return trick.winner ? `${seatName(trick.winner)} wins the trick.` : '';
+  }
+
+  function announceChanges(prev, view, parts) {
+    const g = view.game;
+    const la = view.last_action;
+    const laKey = la ? `${g?.hand_number}:${g?.tricks.length}:${g?.trick.cards.length}:${JSON.stringify(la)}` : null;
+    if (la && laKey !== st.lastActionKey && la.seat !== view.you && !st.firstView) {
+      const who = seatName(la.seat);
+      // The move comes first: it is what completed a trick, if one was.
+      if (la.action.bid != null) parts.unshift(`${who} bids ${la.action.bid === 0 ? 'nil' : la.action.bid}.`);
+      else if (la.action.play) parts.unshift(`${who} plays ${cardName(la.action.play)}.`);
+    }
+    st.lastActionKey = laKey;
+    if (g && myTurn()) {
+      const key = `${g.hand_number}:${g.phase}:${g.tricks.length}:${g.trick.cards.length}`;
+      if (key !== st.turnKey) {
+        st.turnKey = key;
+        parts.push(legal().kind === 'bid' ? 'Your turn to bid.' : 'Your turn: play a card.');
+      }
+    }
+    if (prev && view.you && prev.seats[seatIndex(view.you)].status !== view.seats[seatIndex(view.you)].status) {
+      const s = view.seats[seatIndex(view.you)].status;
+      if (s === 'autopilot') parts.push('Your seat is on autopilot: press Take over to play again.');
+    }
+  }
+
+  // ---- scoring and the end of the match ----------------------------------
+  function maybeShowScoring(view, said) {
+    const g = view.game;
+    if (!g) return;
+    const lh = g.last_hand;
+    const seen = store.seenHand(tableId);
+    if (lh && lh.hand_number > seen) {
+      store.setSeenHand(tableId, lh.hand_number);
+      // A spectator arriving mid-match does not need the previous hand's sheet.
+      const fresh = st.firstView && seen === 0 && !store.seat(tableId) && !g.result;
+      if (!fresh) {
+        said.push(handSummary(lh));
+        clearTimeout(st.scoringTimer);
+        const delay = st.linger ? Math.max(0, st.linger.until - performance.now()) : 0;
+        st.scoringTimer = setTimeout(() => {
+          if (!st.gone) showHandScoring(lh, !!g.result);
+        }, delay);
+      }
+    }
+    if (g.result && !store.seenResult(tableId)) {
+      store.setSeenResult(tableId);
+      said.push(resultHeadline(g.result, view.you));
+      const delay = (st.linger ? Math.max(0, st.linger.until - performance.now()) : 0) + (lh ? 50 : 0);
+      setTimeout(() => {
+        if (!st.gone) showMatchOver();
+      }, delay);
+    }
+  }
+
+  function showHandScoring(lh, matchOver) {
+    const v = st.view;
+    showDialog({
+      id: 'hand-scoring',
+      className: 'dialog-scoring',
+      title: `Hand ${lh.hand_number}: scoring`,
+      body: handScoring(lh, v.seats, v.options.rules, v.you),
+      actions: [{ label: matchOver ? 'See the result' : 'Next hand', value: 'ok', kind: 'primary', autofocus: true }],
+    }).then(() => {
+      if (matchOver && !isOpen('match-over') && !st.gone) showMatchOver();
+    });
+  }
+
+  async function showMatchOver() {
+    if (isOpen('hand-scoring') || isOpen('match-over')) return;
+    const v = st.view;
+    const result = v.game.result;
+    const sheetHolder = h('div', { class: 'sheet-holder' }, h('p', { class: 'muted' }, 'Loading the score sheet…'));
+    const body = [
+      h('p', { class: 'result-headline', id: 'result-headline' }, resultHeadline(result, v.you)),
+      h('p', { class: 'muted' }, resultDetail(result)),
+      sheetHolder,
+    ];
+    tableStatus(tableId).then(
+      (status) => replace(sheetHolder, scoreSheet(status.hands, v.seats, v.you)),
+      (err) => replace(sheetHolder, h('p', { class: 'field-error' }, `Could not load the score sheet: ${err.message}`)),
+    );
+    const choice = await showDialog({
+      id: 'match-over',
+      className: 'dialog-wide',
+      title: 'Match over',
+      body,
+      actions: [
+        { label: 'Stay at the table', value: 'stay', kind: 'plain' },
+        { label: 'Back to the lobby', value: 'lobby', kind: 'primary', autofocus: true },
+      ],
+    });
+    if (choice === 'lobby') location.hash = '#/';
+  }
+
+  async function showSheet() {
+    const v = st.view;
+    const holder = h('div', { class: 'sheet-holder' }, h('p', { class: 'muted' }, 'Loading…'));
+    showDialog({ id: 'score-sheet', className: 'dialog-wide', title: 'Score sheet', body: holder });
+    try {
+      const status = await tableStatus(tableId);
+      const parts = [scoreSheet(status.hands, v?.seats, v?.you)];
+      if (status.result) parts.unshift(h('p', { class: 'result-headline' }, resultHeadline(status.result, v?.you)));
+      replace(holder, parts);
+    } catch (err) {
+      replace(holder, h('p', { class: 'field-error' }, `Could not load the score sheet: ${err.message}`));
+    }
+  }
+
+  function showRules() {
+    const v = st.view;
+    if (!v) return;
+    showDialog({
+      id: 'rules',
+      title: 'Table rules',
+      body: h('dl', { class: 'rules-list' }, optionSentences(v.options).flatMap(([k, val]) => [h('dt', {}, k), h('dd', {}, val)])),
+    });
+  }
+
+  function showLastTrick() {
+    const g = game();
+    const t = g?.last_trick ? withWinner(g.last_trick) : st.finalTrick;
+    if (!t) return;
+    const viewer = you();
+    const mini = h('div', { class: 'trick-box mini' });
+    for (const pos of POSITIONS) mini.append(h('div', { class: `slot slot-${pos}` }));
+    t.cards.forEach((card, i) => {
+      const seat = SEATS[(seatIndex(t.leader) + i) % 4];
+      const slot = mini.querySelector(`.slot-${positionOf(seat, viewer)}`);
+      slot.append(cardView(card, seat === t.winner ? 'winner' : ''), h('span', { class: 'slot-label' }, seatName(seat)));
+    });
+    const lines = t.cards.map((card, i) => {
+      const seat = SEATS[(seatIndex(t.leader) + i) % 4];
+      return h('li', {}, `${seatName(seat)}${i === 0 ? ' led' : ''}: ${cardName(card)}${seat === t.winner ? ' (won)' : ''}`);
+    });
+    showDialog({
+      id: 'last-trick',
+      title: 'Last trick',
+      body: [mini, h('ol', { class: 'sr-only' }, lines), h('p', { class: 'muted center' }, `${seatName(t.winner)} won it.`)],
+    });
+  }
+
+  // ---- actions ---------------------------------------------------------
+  function showRefusal(message) {
+    st.refusal = message;
+    clearTimeout(st.refusalTimer);
+    st.refusalTimer = setTimeout(() => {
+      st.refusal = null;
+      renderRefusal();
+    }, REFUSAL_MS);
+    renderRefusal();
+  }
+
+  function clearRefusal() {
+    st.refusal = null;
+    clearTimeout(st.refusalTimer);
+    renderRefusal();
+  }
+
+  function playCard(card, btn) {
+    if (st.pendingCard) return;
+    const isLegal = myTurn() && legal().kind === 'play' && legal().cards.includes(card);
+    if (isLegal) {
+      st.pendingCard = card;
+      clearRefusal();
+      renderHand();
+    }
+    // Every tap goes to the server, which is the judge: a refusal comes back
+    // with the reason in plain English ("you must follow the led suit").
+    conn.request({ type: 'play', card }).catch((err) => {
+      if (st.pendingCard === card) st.pendingCard = null;
+      showRefusal(err.message);
+      btn.classList.remove('refused');
+      void btn.offsetWidth;
+      btn.classList.add('refused');
+      renderHand();
+    });
+  }
+
+  function sendBid() {
+    if (st.bidChoice == null || st.pendingBid) return;
+    st.pendingBid = true;
+    renderBid();
+    conn.request({ type: 'bid', bid: st.bidChoice }).then(
+      () => clearRefusal(),
+      (err) => {
+        st.pendingBid = false;
+        showRefusal(err.message);
+        renderBid();
+      },
+    );
+  }
+
+  function ownerAction(type) {
+    const owner = store.owner(tableId);
+    if (!owner) return;
+    conn.request({ type, owner_token: owner }).then(() => clearRefusal(), (err) => showRefusal(err.message));
+  }
+
+  function takeOver() {
+    conn.request({ type: 'take_over' }).then(
+      () => {
+        clearRefusal();
+        announce('You play your seat again.');
+      },
+      (err) => showRefusal(err.message),
+    );
+  }
+
+  async function leave() {
+    const inMatch = st.view && st.view.phase !== 'lobby';
+    if (!inMatch) {
+      const ok = await confirmDialog({
+        id: 'leave-confirm',
+        title: 'Leave your seat?',
+        body: h('p', {}, 'Your seat becomes free for someone else. You can keep watching this table.'),
+        confirm: 'Leave the seat',
+      });
+      if (!ok) return;
+    } else {
+      const partner = seatName(partnerOf(you()));
+      const ok = await confirmDialog({
+        id: 'leave-confirm',
+        title: 'Leave the match?',
+        body: [
+          h('p', {}, h('strong', {}, `A bot will play your seat for the rest of the match, and your partner ${partner} keeps the bot.`)),
+          h('p', {}, 'You cannot come back to this seat; you can still watch. If you only need a break, just close the page: your seat is held for a while and you can take it back.'),
+        ],
+        confirm: 'Leave for good',
+        cancel: 'Stay',
+        danger: true,
+      });
+      if (!ok) return;
+    }
+    conn.request({ type: 'leave' }).then(
+      () => {
+        if (!inMatch) store.dropSeat(tableId);
+        announce(inMatch ? 'You left the match. A bot plays your seat.' : 'You left your seat.');
+      },
+      (err) => showRefusal(err.message),
+    );
+  }
+
+  function sitAt(seat) {
+    let name = store.name();
+    if (!name) {
+      // Ask for a name first.
+      const input = h('input', { type: 'text', maxlength: 24, id: 'sit-name', autocomplete: 'nickname' });
+      showDialog({
+        id: 'name-dialog',
+        title: `Sit at ${SEAT_NAME[seat]}`,
+        body: h('div', { class: 'field' }, h('label', { for: 'sit-name' }, 'Your name'), input),
+        actions: [{ label: 'Cancel', value: null, kind: 'plain' }, { label: 'Sit down', value: 'ok', kind: 'primary' }],
+      }).then((v) => {
+        const n = input.value.trim();
+        if (v === 'ok' && n) {
+          store.setName(n);
+          sitAt(seat);
+        }
+      });
+      return;
+    }
+    st.joinIntent = { name, seat };
+    conn.restart();
+  }
+
+  // ---- rendering -------------------------------------------------------
+  function render() {
+    if (st.gone) return;
+    const v = st.view;
+    screen.classList.toggle('loading', !v);
+    if (!v) {
+      const closed = st.net.status === 'closed';
+      setText(turnText, st.notice || (closed ? `Disconnected: ${st.net.reason}` : 'Connecting to the table…'));
+      if (closed && !centerMsg.querySelector('a')) {
+        replace(centerMsg, h('p', { class: 'center-title' }, st.notice || 'This table cannot be reached.'),
+          h('a', { class: 'btn btn-primary', href: '#/' }, 'Back to the lobby'));
+      }
+      return;
+    }
+    const g = v.game;
+    screen.dataset.phase = v.phase;
+    screen.dataset.role = role();
+    renderScorebar();
+    for (const seat of SEATS) renderSeat(seat);
+    renderTrick();
+    renderTurnLine();
+    renderBid();
+    renderHand();
+    renderRefusal();
+    const lt = g?.last_trick || st.finalTrick;
+    lastTrickBtn.disabled = !lt;
+    lastTrickBtn.hidden = !g;
+    sheetBtn.hidden = !g;
+    const mine = mySeatInfo();
+    takeOverBtn.hidden = !(role() === 'seat' && (mine?.status === 'autopilot' || mine?.status === 'bot'));
+    leaveBtn.hidden = !(role() === 'seat' && v.phase !== 'finished');
+    renderNet();
+  }
+
+  function renderNet() {
+    const el = document.getElementById('net');
+    if (!el) return;
+    const s = st.net;
+    const text = {
+      open: '',
+      connecting: 'Connecting…',
+      reconnecting: 'Connection lost: reconnecting…',
+      closed: `Disconnected${s.reason ? `: ${s.reason}` : ''}`,
+    }[s.status] || '';
+    setText(el, text);
+    el.dataset.status = s.status;
+    screen.classList.toggle('offline', s.status !== 'open');
+  }
+
+  function renderScorebar() {
+    const v = st.view;
+    const g = v.game;
+    const myTeam = v.you ? seatIndex(v.you) % 2 : -1;
+    const rules = v.options.rules;
+    const per = rules.bag_penalty === 'ten_for_hundred' ? 10 : rules.bag_penalty === 'five_for_fifty' ? 5 : null;
+    for (const t of [0, 1]) {
+      const box = teams[t];
+      const [a, b] = t === 0 ? ['north', 'south'] : ['east', 'west'];
+      box.classList.toggle('mine', t === myTeam);
+      box.querySelector('.you-tag').hidden = t !== myTeam;
+      setText(box.querySelector('.team-players'), `${v.seats[seatIndex(a)].name || 'open'} & ${v.seats[seatIndex(b)].name || 'open'}`);
+      setText(box.querySelector('.team-score'), num(g ? g.scores[t] : 0));
+      const bags = g ? g.bags[t] : 0;
+      setText(box.querySelector('.team-bags'), per ? `bags ${bags}/${per}` : `bags ${bags}`);
+      let handText = '';
+      if (g && g.phase !== 'match_over') {
+        const bids = [g.bids[seatIndex(a)], g.bids[seatIndex(b)]];
+        const contract = bids.reduce((s, x) => s + (x || 0), 0);
+        const won = g.tricks_won[seatIndex(a)] + g.tricks_won[seatIndex(b)];
+        const nils = bids.filter((x) => x === 0).length;
+        if (bids.every((x) => x == null)) handText = '';
+        else handText = `bid ${contract}${nils ? ` + nil${nils > 1 ? ' ×2' : ''}` : ''} · won ${won}`;
+      }
+      setText(box.querySelector('.team-hand'), handText);
+    }
+    setText(handNo, g ? (rules.match_end.hands ? `Hand ${g.hand_number} of ${rules.match_end.hands}` : `Hand ${g.hand_number}`) : PHASE_NAME[v.phase]);
+    setText(matchEnd, matchEndText(rules.match_end));
+    broken.hidden = !(g && g.spades_broken && g.phase === 'playing');
+  }
+
+  function seatStatusText(info) {
+    switch (info.status) {
+      case 'empty': return 'empty seat';
+      case 'away': return info.away_until ? `away · held ${mmss(remaining(info.away_until))}` : 'away';
+      case 'autopilot': return 'autopilot';
+      case 'bot': return info.kind === 'bot' ? '' : 'bot playing (away)';
+      case 'left': return 'left · bot playing';
+      default: return '';
+    }
+  }
+
+  function renderSeat(seat) {
+    const v = st.view;
+    const g = v.game;
+    const info = v.seats[seatIndex(seat)];
+    const el = seatEls[seat];
+    const pos = positionOf(seat, v.you);
+    el.root.className = `seat pos-${pos} team-${seatIndex(seat) % 2 ? 'ew' : 'ns'}`;
+    const onTurn = g?.turn === seat && v.phase !== 'finished';
+    classes(el.root, {
+      'on-turn': onTurn,
+      me: v.you === seat,
+      empty: info.status === 'empty',
+      [`status-${info.status}`]: true,
+      timed: !!(v.clock && v.clock.seat === seat),
+    });
+    setText(el.avatar, info.status === 'empty' ? '' : initials(info.name));
+    el.root.querySelector('.bot-icon').hidden = !(info.kind === 'bot' || info.status === 'bot' || info.status === 'left' || info.status === 'autopilot');
+    el.root.querySelector('.dealer-chip').hidden = !(g && g.dealer === seat && v.phase !== 'finished');
+    const nameEl = el.root.querySelector('.seat-name');
+    replace(nameEl, info.name || 'Empty', v.you === seat ? h('span', { class: 'you-tag' }, 'you') : null);
+    let bidText = '';
+    if (g && v.phase !== 'lobby') {
+      const bid = g.bids[seatIndex(seat)];
+      const won = g.tricks_won[seatIndex(seat)];
+      if (bid == null) bidText = onTurn && g.phase === 'bidding' ? 'bidding…' : '';
+      else bidText = `${bid === 0 ? 'nil' : `bid ${bid}`} · won ${won}`;
+    }
+    setText(el.root.querySelector('.seat-bid'), bidText);
+    setText(el.root.querySelector('.seat-status'), seatStatusText(info));
+    el.sitBtn.hidden = !(v.phase === 'lobby' && info.status === 'empty' && !v.you);
+    const label = [
+      `${SEAT_NAME[seat]}: ${info.name || 'empty'}`,
+      v.you === seat ? '(you)' : v.you && partnerOf(v.you) === seat ? '(your partner)' : '',
+      bidText,
+      seatStatusText(info),
+      onTurn ? 'on turn' : '',
+    ].filter(Boolean).join(', ');
+    el.root.setAttribute('aria-label', label);
+    el.root.setAttribute('role', 'group');
+  }
+
+  function renderTrick() {
+    const v = st.view;
+    const g = v.game;
+    let trick = g?.trick;
+    let done = false;
+    if (st.linger && performance.now() < st.linger.until && (!trick || trick.cards.length === 0)) {
+      trick = st.linger.trick;
+      done = true;
+    } else if (st.linger && performance.now() >= st.linger.until) {
+      st.linger = null;
+    }
+    trickBox.classList.toggle('done', done);
+    const bySlot = {};
+    let winner = null;
+    if (trick && trick.cards.length) {
+      winner = done ? trick.winner : SEATS[(seatIndex(trick.leader) + winningIndex(trick.cards)) % 4];
+      trick.cards.forEach((card, i) => {
+        const seat = SEATS[(seatIndex(trick.leader) + i) % 4];
+        bySlot[positionOf(seat, v.you)] = { card, seat, lead: i === 0 };
+      });
+    }
+    for (const pos of POSITIONS) {
+      const slot = slots[pos];
+      const want = bySlot[pos];
+      const have = slot.firstElementChild?.dataset.card;
+      if (!want) {
+        if (have) slot.replaceChildren();
+        continue;
+      }
+      if (have !== want.card) slot.replaceChildren(cardView(want.card, 'played'));
+      const c = slot.firstElementChild;
+      c.classList.toggle('winner', done && want.seat === winner);
+      c.classList.toggle('winning', !done && trick.cards.length > 1 && want.seat === winner);
+      c.setAttribute('aria-label', `${seatName(want.seat)}: ${cardName(want.card)}${want.lead ? ' (led)' : ''}`);
+    }
+    trickBox.classList.toggle('empty', !(trick && trick.cards.length));
+    renderCenter(trick, done);
+  }
+
+  function renderCenter(trick, done) {
+    const v = st.view;
+    const g = v.game;
+    const parts = [];
+    if (v.phase === 'lobby') {
+      const owner = store.owner(tableId);
+      const full = v.seats.every((s) => s.status !== 'empty');
+      parts.push(h('p', { class: 'center-title' }, full ? 'Every seat is taken.' : 'Waiting for players'));
+      if (owner) {
+        parts.push(h('div', { class: 'owner-controls' },
+          h('button', { type: 'button', class: 'btn btn-plain', id: 'btn-add-bots', disabled: full, onclick: () => ownerAction('add_bots') }, 'Fill empty seats with bots'),
+          h('button', { type: 'button', class: 'btn btn-primary', id: 'btn-start', disabled: !full, onclick: () => ownerAction('start') }, 'Start the match')));
+        parts.push(h('p', { class: 'muted small' }, 'Invite friends with this page\'s address.'));
+      } else {
+        parts.push(h('p', { class: 'muted small' }, 'The table\'s owner starts the match.'));
+      }
+    } else if (g?.result) {
+      parts.push(h('p', { class: 'center-title result-headline' }, resultHeadline(g.result, v.you)),
+        h('button', { type: 'button', class: 'btn btn-primary', onclick: () => showMatchOver() }, 'Result and score sheet'));
+    } else if (done && trick?.winner) {
+      parts.push(h('p', { class: 'center-note' }, `${seatName(trick.winner)} wins the trick`));
+    } else if (g?.phase === 'bidding' && (!trick || !trick.cards.length)) {
+      parts.push(h('p', { class: 'center-note' }, g.turn === v.you ? 'Your bid' : `${seatName(g.turn)} to bid`));
+    }
+    // Rebuild only when the content changed (keeps focus on the buttons).
+    const sig = parts.map((p) => p.outerHTML).join('');
+    if (centerMsg.dataset.sig !== sig) {
+      const focusedId = document.activeElement?.id;
+      replace(centerMsg, parts);
+      centerMsg.dataset.sig = sig;
+      if (focusedId && centerMsg.querySelector(`#${focusedId}`)) centerMsg.querySelector(`#${focusedId}`).focus();
+    }
+  }
+
+  function renderTurnLine() {
+    const v = st.view;
+    const g = v.game;
+    let text = '';
+    const r = role();
+    if (st.notice && r !== 'seat') text = st.notice;
+    else if (v.phase === 'lobby') text = r === 'seat' ? 'Waiting for the match to start.' : 'Watching: pick an empty seat to play.';
+    else if (g?.result) text = resultHeadline(g.result, v.you);
+    else if (myTurn()) text = legal().kind === 'bid' ? 'Your turn to bid.' : 'Your turn: play a card.';
+    else if (g?.turn) {
+      const who = seatName(g.turn);
+      text = g.phase === 'bidding' ? `${who} is bidding…` : `${who} is playing…`;
+      if (r === 'seat' && mySeatInfo()?.status === 'autopilot') text = `Autopilot is playing for you. ${text}`;
+    }
+    if (!g?.result) {
+      if (r === 'spectator' && v.phase !== 'lobby') text = `Watching. ${text}`;
+      if (r === 'left') text = `You left this match; a bot plays your seat. ${text}`;
+    }
+    setText(turnText, text);
+    turnLine.classList.toggle('mine', myTurn());
+  }
+
+  function renderBid() {
+    const l = legal();
+    const show = myTurn() && l.kind === 'bid';
+    bidPicker.hidden = !show;
+    if (!show) return;
+    const rules = st.view.options.rules;
+    const items = [];
+    for (let b = l.min; b <= l.max; b++) items.push(b);
+    reconcile(bidGrid, items, (b) => b,
+      (b) => {
+        const btn = h('button', { type: 'button', class: `btn bid-btn ${b === 0 ? 'bid-nil' : ''}`, dataset: { bid: b } },
+          b === 0 ? [h('span', {}, 'Nil'), h('small', {}, rules.nil === 'fifty' ? '0 tricks · ±50' : '0 tricks · ±100')] : String(b));
+        btn.addEventListener('click', () => {
+          st.bidChoice = b;
+          renderBid();
+        });
+        btn.addEventListener('dblclick', () => {
+          st.bidChoice = b;
+          sendBid();
+        });
+        btn.addEventListener('keydown', (e) => arrowNav(e, bidGrid, '.bid-btn'));
+        return btn;
+      },
+      (btn, b) => {
+        btn.setAttribute('aria-pressed', String(st.bidChoice === b));
+        btn.setAttribute('aria-label', b === 0 ? 'Nil: take no trick' : `${b} trick${b === 1 ? '' : 's'}`);
+        btn.disabled = st.pendingBid;
+      });
+    bidConfirm.disabled = st.bidChoice == null || st.pendingBid;
+    setText(bidConfirm, st.bidChoice == null ? 'Choose a bid' : st.bidChoice === 0 ? 'Bid nil' : `Bid ${st.bidChoice}`);
+    const partner = you() ? partnerOf(you()) : null;
+    const pb = partner ? game().bids[seatIndex(partner)] : null;
+    const notes = [];
+    if (l.min > 0) notes.push('Nil is off at this table.');
+    if (pb != null) notes.push(`Your partner bid ${pb === 0 ? 'nil' : pb}.`);
+    setText(bidNote, notes.join(' '));
+  }
+
+  function arrowNav(e, container, selector) {
+    if (!['ArrowLeft', 'ArrowRight', 'Home', 'End'].includes(e.key)) return;
+    const items = [...container.querySelectorAll(selector)].filter((b) => !b.disabled);
+    const i = items.indexOf(e.currentTarget);
+    if (i < 0) return;
+    let j = i;
+    if (e.key === 'ArrowLeft') j = Math.max(0, i - 1);
+    if (e.key === 'ArrowRight') j = Math.min(items.length - 1, i + 1);
+    if (e.key === 'Home') j = 0;
+    if (e.key === 'End') j = items.length - 1;
+    e.preventDefault();
+    items[j].focus();
+  }
+
+  function renderHand() {
+    const v = st.view;
+    const g = v?.game;
+    const cards = g?.hand ? sortHand(g.hand) : [];
+    const r = role();
+    handEl.hidden = !(g && g.hand);
+    watchNote.hidden = !(r !== 'seat' && v && v.phase !== 'lobby' && v.phase !== 'finished');
+    if (!watchNote.hidden) setText(watchNote, r === 'left' ? 'You left this match: you are watching.' : 'You are watching: no cards are shown to spectators.');
+    const l = legal();
+    const playing = myTurn() && l.kind === 'play';
+    const hadFocus = handEl.contains(document.activeElement);
+    const focusIndex = hadFocus ? [...handEl.children].indexOf(document.activeElement) : -1;
+    handEl.classList.toggle('my-turn', playing);
+    handEl.style.setProperty('--n', String(Math.max(cards.length, 2)));
+    reconcile(handEl, cards, (c) => c,
+      (card) => {
+        const btn = h('button', { type: 'button', class: `card ${card[1] === 'H' || card[1] === 'D' ? 'red' : 'black'} suit-${card[1]}`, dataset: { card } }, cardFace(card));
+        btn.addEventListener('click', () => playCard(card, btn));
+        btn.addEventListener('keydown', (e) => arrowNav(e, handEl, '.card'));
+        btn.addEventListener('animationend', () => btn.classList.remove('refused'));
+        return btn;
+      },
+      (btn, card) => {
+        const ok = playing && l.cards.includes(card);
+        classes(btn, { legal: ok, illegal: playing && !ok, pending: st.pendingCard === card });
+        btn.setAttribute('aria-label', `${cardName(card)}${ok ? ', playable' : playing ? ', cannot be played now' : ''}`);
+      });
+    if (hadFocus && !handEl.contains(document.activeElement) && handEl.children.length) {
+      handEl.children[Math.min(Math.max(focusIndex, 0), handEl.children.length - 1)].focus();
+    }
+  }
+
+  function renderRefusal() {
+    refusal.hidden = !st.refusal;
+    setText(refusal, st.refusal || '');
+  }
+
+  // ---- the clock: redrawn every frame while something is timed ----------
+  let raf = 0;
+  let lastSecond = -1;
+  function tick() {
+    raf = requestAnimationFrame(tick);
+    const v = st.view;
+    if (!v) return;
+    const c = v.clock;
+    for (const seat of SEATS) {
+      const ring = seatEls[seat].ring;
+      if (c && c.seat === seat && v.phase !== 'finished') setRing(ring, remaining(c.deadline) / c.duration_ms);
+      else setRing(ring, 1);
+    }
+    const mine = !!(c && v.you && c.seat === v.you && role() === 'seat');
+    myClock.hidden = !mine;
+    if (mine) {
+      const left = remaining(c.deadline);
+      setText(myClock, `${Math.ceil(left / 1000)} s`);
+      myClock.classList.toggle('low', left < 10000);
+    }
+    const second = Math.floor(serverNow() / 1000);
+    if (second !== lastSecond) {
+      lastSecond = second;
+      for (const seat of SEATS) {
+        const info = v.seats[seatIndex(seat)];
+        if (info.status === 'away') setText(seatEls[seat].root.querySelector('.seat-status'), seatStatusText(info));
+      }
+    }
+    if (st.linger && performance.now() >= st.linger.until) {
+      st.linger = null;
+      renderTrick();
+    }
+    // The scoring must not cost the player the next bid: it steps aside
+    // when the player's own clock runs low.
+    if (mine && remaining(c.deadline) < SCORING_STEPS_ASIDE_MS && isOpen('hand-scoring')) {
+      closeDialog('hand-scoring');
+      announce('Your turn to bid.');
+    }
+  }
+  raf = requestAnimationFrame(tick);
+
+  render();
+
+  return () => {
+    st.gone = true;
+    cancelAnimationFrame(raf);
+    clearTimeout(st.scoringTimer);
+    clearTimeout(st.refusalTimer);
+    window.removeEventListener('pagehide', onPageHide);
+    window.removeEventListener('beforeunload', onPageHide);
+    window.removeEventListener('pageshow', onPageShow);
+    conn.sendClosing();
+    conn.dispose();
+    closeAllDialogs();
+    const net = document.getElementById('net');
+    if (net) net.textContent = '';
+  };
+}
+
