@@ -693,10 +693,10 @@ export function mountTable(root, tableId, intent, { setTitle }) {
       c.setAttribute('aria-label', `${seatName(want.seat)}: ${cardName(want.card)}${want.lead ? ' (led)' : ''}`);
     }
     trickBox.classList.toggle('empty', !(trick && trick.cards.length));
-    renderCenter(trick, done);
+    renderCenter(trick);
   }
 
-  function renderCenter(trick, done) {
+  function renderCenter(trick) {
     const v = st.view;
     const g = v.game;
     const parts = [];
@@ -715,8 +715,6 @@ export function mountTable(root, tableId, intent, { setTitle }) {
     } else if (g?.result) {
       parts.push(h('p', { class: 'center-title result-headline' }, resultHeadline(g.result, v.you)),
         h('button', { type: 'button', class: 'btn btn-primary', onclick: () => showMatchOver() }, 'Result and score sheet'));
-    } else if (done && trick?.winner) {
-      parts.push(h('p', { class: 'center-note' }, `${seatName(trick.winner)} wins the trick`));
     } else if (g?.phase === 'bidding' && (!trick || !trick.cards.length)) {
       parts.push(h('p', { class: 'center-note' }, g.turn === v.you ? 'Your bid' : `${seatName(g.turn)} to bid`));
     }

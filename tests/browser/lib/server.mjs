@@ -1,0 +1,98 @@
+// Starts the real Spades server on a free port with test settings.
+
+import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import net from 'node:net';
+import path from 'node:path';
+
+export const REPO_ROOT = path.resolve(new URL('../../..', import.meta.url).pathname);
+
+/** A free TCP port on 127.0.0.1. */
+export function freePort() {
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer();
+    srv.unref();
+    srv.on('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address();
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+/** The server binary: $SPADES_SERVER_BIN, else target/debug/spades-server. */
+export function serverBinary() {
+  const bin = path.resolve(REPO_ROOT, process.env.SPADES_SERVER_BIN || 'target/debug/spades-server');
+  if (!existsSync(bin)) {
+    throw new Error(`no server binary at ${bin}: run \`cargo build -p spades-server\` first, or set SPADES_SERVER_BIN`);
+  }
+  return bin;
+}
+
+async function waitHealthy(url, child, ms) {
+  const until = Date.now() + ms;
+  while (Date.now() < until) {
+    if (child.exitCode != null) throw new Error(`the server exited with ${child.exitCode}`);
+    try {
+      const r = await fetch(`${url}/healthz`);
+      if (r.ok) return;
+    } catch {
+      // not up yet
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`the server did not answer ${url}/healthz within ${ms} ms`);
+}
+
+/**
+ * Starts a server. `env` adds SPADES_* settings on top of the test defaults
+ * (rule bots, a short bot delay, in-memory storage).
+ * Returns `{url, port, stop(), log()}`.
+ */
+export async function startServer(env = {}) {
+  const bin = serverBinary();
+  const port = await freePort();
+  const lines = [];
+  // The server refuses every SPADES_* variable that is not a setting
+  // (SPADES_<SECTION>__<KEY>), so the runner's own variables stay out.
+  const inherited = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('SPADES_') || k.includes('__')));
+  const child = spawn(bin, [], {
+    cwd: REPO_ROOT,
+    env: {
+      ...inherited,
+      SPADES_SERVER__BIND: `127.0.0.1:${port}`,
+      SPADES_TABLES__BOT: 'rule',
+      SPADES_TABLES__BOT_DELAY_MS: '120',
+      SPADES_STORAGE__IN_MEMORY: 'true',
+      SPADES_LOG__FILTER: 'warn,spades_server=info',
+      ...env,
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const keep = (chunk) => {
+    for (const l of String(chunk).split('\n')) if (l) lines.push(l);
+    if (lines.length > 2000) lines.splice(0, lines.length - 2000);
+  };
+  child.stdout.on('data', keep);
+  child.stderr.on('data', keep);
+  const url = `http://127.0.0.1:${port}`;
+  try {
+    await waitHealthy(url, child, 15000);
+  } catch (e) {
+    child.kill('SIGKILL');
+    throw new Error(`${e.message}\n${lines.slice(-20).join('\n')}`);
+  }
+  return {
+    url,
+    port,
+    log: () => lines.join('\n'),
+    async stop() {
+      if (child.exitCode != null) return;
+      const exited = new Promise((r) => child.once('exit', r));
+      child.kill('SIGTERM');
+      const t = setTimeout(() => child.kill('SIGKILL'), 5000);
+      await exited;
+      clearTimeout(t);
+    },
+  };
+}

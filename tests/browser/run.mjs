@@ -1,0 +1,49 @@
+// The browser test suite: real headless Chromium against the real server.
+//
+//   cargo build -p spades-server
+//   cd tests/browser && npm ci && npm test       (or: node tests/browser/run.mjs)
+//
+// SPADES_SERVER_BIN   the server binary (default target/debug/spades-server)
+// CHROMIUM_PATH       the browser (default /usr/bin/chromium)
+// SPADES_TEST_WEB_DIR serve web/ from this directory instead of the binary's
+//                     embedded copy (client development without rebuilding)
+//
+// Screenshots go to tests/browser/artifacts/ (git-ignored).
+
+import path from 'node:path';
+import { after, before, describe } from 'node:test';
+import { ARTIFACTS, launchBrowser, startStack } from './lib/harness.mjs';
+import { playTests } from './tests/play.test.mjs';
+import { PRESENCE_ENV, presenceTests } from './tests/presence.test.mjs';
+
+const suite = { browser: null, stack: null, fastStack: null };
+
+async function stopAll() {
+  await suite.browser?.close().catch(() => {});
+  await suite.stack?.stop().catch(() => {});
+  await suite.fastStack?.stop().catch(() => {});
+}
+
+for (const sig of ['SIGINT', 'SIGTERM']) {
+  process.once(sig, () => {
+    stopAll().finally(() => process.exit(130));
+  });
+}
+
+describe('Spades web client in Chromium', { timeout: 170_000 }, () => {
+  before(async () => {
+    [suite.stack, suite.fastStack, suite.browser] = await Promise.all([
+      startStack(),
+      startStack(PRESENCE_ENV),
+      launchBrowser(),
+    ]);
+  });
+
+  after(async () => {
+    await stopAll();
+    console.log(`screenshots: ${path.relative(process.cwd(), ARTIFACTS) || ARTIFACTS}`);
+  });
+
+  playTests(suite);
+  presenceTests(suite);
+});
