@@ -1,6 +1,7 @@
 //! Configuration: built-in defaults, then a TOML file (`config/default.toml`
 //! by default), then environment variables prefixed `SPADES_` with `__`
-//! between levels (`SPADES_SERVER__BIND=0.0.0.0:9000`).
+//! between section and key (`SPADES_SERVER__BIND=0.0.0.0:9000`). Variables
+//! without `__` are not settings.
 //!
 //! Unknown keys and bad values refuse to start with a message naming them.
 
@@ -190,7 +191,14 @@ impl Config {
     /// # Errors
     /// An unreadable file, an unknown key or a bad value, named.
     pub fn load(file: Option<&Path>) -> Result<Config, ConfigError> {
-        Config::load_from(file, Env::prefixed(ENV_PREFIX).split("__"))
+        Config::load_from(file, Config::env())
+    }
+
+    /// The environment provider: `SPADES_<SECTION>__<KEY>` variables only,
+    /// so other `SPADES_*` variables (`SPADES_CONFIG_FILE`, a test
+    /// harness's own) are not mistaken for settings.
+    pub fn env() -> Env {
+        Env::prefixed(ENV_PREFIX).filter(|key| key.as_str().contains("__")).split("__")
     }
 
     /// Like [`Config::load`], with the environment given explicitly (tests).
@@ -315,6 +323,10 @@ mod tests {
             assert_eq!(config.server.bind, "127.0.0.1:9999".parse().unwrap());
             assert_eq!(config.log.format, LogFormat::Json);
             assert_eq!(config.tables.grace_secs, 5);
+            // Variables that are not SECTION__KEY are not settings.
+            jail.set_env("SPADES_CONFIG_FILE", "c.toml");
+            jail.set_env("SPADES_SERVER_BIN", "/bin/true");
+            assert!(Config::load(None).is_ok());
             jail.set_env("SPADES_TABLES__GRACE", "5");
             let err = Config::load(None).unwrap_err().to_string();
             assert!(err.contains("grace"), "{err}");

@@ -343,26 +343,37 @@ fn json<T: serde::Serialize>(v: &T) -> String {
 
 /// The same SQL for both databases (`$n` placeholders work in both).
 macro_rules! backend {
-    ($module:ident, $pool:ty) => {
+    ($module:ident, $pool:ty, $db:ty) => {
         mod $module {
             use super::*;
 
             pub(super) async fn write_batch(pool: &$pool, ops: &[&WriteOp]) -> Result<(), sqlx::Error> {
+                // A table never has two writes in flight (its task awaits
+                // each), so a batch holds at most one write per table and
+                // may be regrouped by kind: new tables first (the others
+                // refer to them), then every action in one multi-row insert.
                 let mut tx = pool.begin().await?;
+                let mut actions = Vec::new();
+                let mut hands = Vec::new();
+                for op in ops.iter().filter(|op| matches!(op, WriteOp::Table(_))) {
+                    if let WriteOp::Table(t) = op {
+                        sqlx::query(
+                            "INSERT INTO tables (id, name, options, owner_hash, created_at) VALUES ($1, $2, $3, $4, $5)",
+                        )
+                        .bind(t.id.to_string())
+                        .bind(&t.name)
+                        .bind(json(&t.options))
+                        .bind(&t.owner_hash)
+                        .bind(t.created_at_ms as i64)
+                        .execute(&mut *tx)
+                        .await?;
+                    }
+                }
                 for op in ops {
                     match op {
-                        WriteOp::Table(t) => {
-                            sqlx::query(
-                                "INSERT INTO tables (id, name, options, owner_hash, created_at) VALUES ($1, $2, $3, $4, $5)",
-                            )
-                            .bind(t.id.to_string())
-                            .bind(&t.name)
-                            .bind(json(&t.options))
-                            .bind(&t.owner_hash)
-                            .bind(t.created_at_ms as i64)
-                            .execute(&mut *tx)
-                            .await?;
-                        }
+                        WriteOp::Table(_) => {}
+                        WriteOp::Action(table, a) => actions.push((table, a)),
+                        WriteOp::Hand(table, h) => hands.push((table, h)),
                         WriteOp::Seats(table, seats) => {
                             let id = table.to_string();
                             sqlx::query("DELETE FROM seats WHERE table_id = $1").bind(&id).execute(&mut *tx).await?;
@@ -394,33 +405,6 @@ macro_rules! backend {
                                 .execute(&mut *tx)
                                 .await?;
                         }
-                        WriteOp::Action(table, a) => {
-                            let (kind, value, source) = action_columns(a);
-                            sqlx::query(
-                                "INSERT INTO actions (table_id, idx, seat, kind, value, source, at) \
-                                 VALUES ($1, $2, $3, $4, $5, $6, $7)",
-                            )
-                            .bind(table.to_string())
-                            .bind(a.index as i64)
-                            .bind(i64::from(a.seat.index()))
-                            .bind(kind)
-                            .bind(value)
-                            .bind(source)
-                            .bind(a.at_ms as i64)
-                            .execute(&mut *tx)
-                            .await?;
-                        }
-                        WriteOp::Hand(table, h) => {
-                            sqlx::query(
-                                "INSERT INTO hands (table_id, hand_number, result) VALUES ($1, $2, $3) \
-                                 ON CONFLICT (table_id, hand_number) DO NOTHING",
-                            )
-                            .bind(table.to_string())
-                            .bind(i64::from(h.hand_number))
-                            .bind(json(h))
-                            .execute(&mut *tx)
-                            .await?;
-                        }
                         WriteOp::Finish { table, result, at } => {
                             sqlx::query("UPDATE tables SET finished_at = $2, result = $3 WHERE id = $1")
                                 .bind(table.to_string())
@@ -437,6 +421,33 @@ macro_rules! backend {
                                 .await?;
                         }
                     }
+                }
+                if !actions.is_empty() {
+                    let mut q = sqlx::QueryBuilder::<$db>::new(
+                        "INSERT INTO actions (table_id, idx, seat, kind, value, source, at) ",
+                    );
+                    q.push_values(actions, |mut row, (table, a)| {
+                        let (kind, value, source) = action_columns(a);
+                        row.push_bind(table.to_string())
+                            .push_bind(a.index as i64)
+                            .push_bind(i64::from(a.seat.index()))
+                            .push_bind(kind)
+                            .push_bind(value)
+                            .push_bind(source)
+                            .push_bind(a.at_ms as i64);
+                    });
+                    q.build().execute(&mut *tx).await?;
+                }
+                for (table, h) in hands {
+                    sqlx::query(
+                        "INSERT INTO hands (table_id, hand_number, result) VALUES ($1, $2, $3) \
+                         ON CONFLICT (table_id, hand_number) DO NOTHING",
+                    )
+                    .bind(table.to_string())
+                    .bind(i64::from(h.hand_number))
+                    .bind(json(h))
+                    .execute(&mut *tx)
+                    .await?;
                 }
                 tx.commit().await
             }
@@ -508,8 +519,8 @@ macro_rules! backend {
     };
 }
 
-backend!(sqlite, SqlitePool);
-backend!(postgres, PgPool);
+backend!(sqlite, SqlitePool, sqlx::Sqlite);
+backend!(postgres, PgPool, sqlx::Postgres);
 
 /// Test helper: raw access to the pool, to plant corrupt rows.
 #[doc(hidden)]
