@@ -23,8 +23,8 @@ use spades_bots::tournament::{Config, Contestant, Report, run};
 #[derive(Debug, Parser)]
 #[command(name = "tournament", version)]
 struct Args {
-    /// A pairing "A-vs-B", where A and B are random, rule, search or
-    /// search:<worlds>. May be repeated.
+    /// A pairing "A-vs-B", where A and B are random, rule, search,
+    /// search:WORLDS or search:WORLDS:ENDGAME. May be repeated.
     #[arg(long = "pairing", value_name = "A-vs-B")]
     pairings: Vec<String>,
     /// Run the standard pairings: rule-vs-random, search-vs-random,
