@@ -13,6 +13,7 @@ use crate::seat::{BySeat, Seat};
 ///
 /// Serialised as `{"bid": 3}` or `{"play": "AS"}`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(utoipa::ToSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum Action {
     /// Bid this many tricks (0 is nil).
@@ -204,6 +205,7 @@ impl<'de> Deserialize<'de> for Trick {
 
 /// The legal moves of the seat on turn.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(utoipa::ToSchema))]
 #[serde(rename_all = "snake_case", tag = "kind")]
 pub enum Legal {
     /// Nobody is on turn (the match is over).

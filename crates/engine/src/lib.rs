@@ -46,6 +46,8 @@ mod error;
 mod game;
 mod hand;
 mod rules;
+#[cfg(feature = "schema")]
+mod schema;
 mod scoring;
 mod seat;
 mod view;

@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 ///
 /// Serialised as `{"target": 500}` or `{"hands": 5}`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(utoipa::ToSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum MatchEnd {
     /// After a hand in which at least one team reached this many points, the
@@ -18,6 +19,7 @@ pub enum MatchEnd {
 
 /// The value of a nil bid, or nil switched off.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(utoipa::ToSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum NilRule {
     /// Nil allowed: +100 made, −100 failed.
@@ -50,6 +52,7 @@ impl NilRule {
 
 /// What accumulated bags (overtricks) cost.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(utoipa::ToSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum BagPenalty {
     /// Every 10 bags cost 100 points; the count keeps the remainder.
@@ -74,6 +77,7 @@ impl BagPenalty {
 
 /// What the tricks of a nil bidder count for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(utoipa::ToSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum FailedNil {
     /// Only as bags for the team (+1 point and one bag each); never toward the
@@ -87,6 +91,7 @@ pub enum FailedNil {
 
 /// When a spade may be led.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(utoipa::ToSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum SpadesLead {
     /// Not until a spade has been played, unless the leader holds only spades.
@@ -104,10 +109,12 @@ pub const HAND_CAP: u16 = 99;
 
 /// The options of one table, fixed before the first deal.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct Rules {
     /// How the match ends (default: first to 500).
     #[serde(default = "default_match_end")]
+    #[cfg_attr(feature = "schema", schema(default = json!({"target": 500})))]
     pub match_end: MatchEnd,
     /// Nil value or off (default ±100).
     #[serde(default)]

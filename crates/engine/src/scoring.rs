@@ -18,6 +18,7 @@ pub struct PlayerLine {
 ///
 /// `hand_points = contract_points + bag_points + nil_points + bag_penalty`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(utoipa::ToSchema))]
 pub struct TeamHandScore {
     /// The team contract: the sum of the non-nil bids.
     pub contract: u8,
@@ -105,6 +106,7 @@ pub fn score_team(
 
 /// Whether a nil bid was made.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(utoipa::ToSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum NilResult {
     /// The nil bidder took no trick.
@@ -115,18 +117,23 @@ pub enum NilResult {
 
 /// The record of one finished hand.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(utoipa::ToSchema))]
 pub struct HandResult {
     /// 1 for the first hand of the match.
     pub hand_number: u16,
     /// Who dealt.
     pub dealer: Seat,
     /// Every seat's bid (0 = nil).
+    #[cfg_attr(feature = "schema", schema(value_type = [u8; 4]))]
     pub bids: BySeat<u8>,
     /// Tricks taken by each seat.
+    #[cfg_attr(feature = "schema", schema(value_type = [u8; 4]))]
     pub tricks: BySeat<u8>,
     /// For each seat that bid nil, whether it was made.
+    #[cfg_attr(feature = "schema", schema(value_type = [Option<NilResult>; 4]))]
     pub nils: BySeat<Option<NilResult>>,
     /// Each team's score for the hand.
+    #[cfg_attr(feature = "schema", schema(value_type = [TeamHandScore; 2]))]
     pub teams: ByTeam<TeamHandScore>,
 }
 
@@ -160,6 +167,7 @@ impl HandResult {
 
 /// How a match ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(utoipa::ToSchema))]
 #[serde(rename_all = "snake_case", tag = "result", content = "team")]
 pub enum Outcome {
     /// This team won.
@@ -170,6 +178,7 @@ pub enum Outcome {
 
 /// What ended the match.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(utoipa::ToSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum EndReason {
     /// A team reached the target score.
@@ -184,12 +193,14 @@ pub enum EndReason {
 
 /// The end of a match.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(utoipa::ToSchema))]
 pub struct MatchResult {
     /// Who won, or a draw.
     pub outcome: Outcome,
     /// What ended it.
     pub reason: EndReason,
     /// Final scores.
+    #[cfg_attr(feature = "schema", schema(value_type = [i32; 2]))]
     pub scores: ByTeam<i32>,
     /// Hands played.
     pub hands_played: u16,

@@ -11,6 +11,7 @@ use serde::{Deserialize, Serialize};
 /// North–South and East–West are partners. "Left" of a seat is the next seat
 /// clockwise: the deal and the turn move that way.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(utoipa::ToSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum Seat {
     /// Seat 0, partner of South.
@@ -107,6 +108,7 @@ impl FromStr for Seat {
 
 /// A partnership.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(utoipa::ToSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum Team {
     /// North and South (team 0).

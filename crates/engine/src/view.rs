@@ -18,6 +18,7 @@ use crate::seat::{BySeat, ByTeam, Seat};
 /// Every card other than the viewer's own that appears here has been played
 /// face up.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(utoipa::ToSchema))]
 pub struct SeatView {
     /// The seat this view is for; `None` for a spectator.
     pub viewer: Option<Seat>,
@@ -34,10 +35,13 @@ pub struct SeatView {
     /// The viewer's own cards; `None` for a spectator.
     pub hand: Option<CardSet>,
     /// How many cards each seat still holds.
+    #[cfg_attr(feature = "schema", schema(value_type = [u8; 4]))]
     pub cards_left: BySeat<u8>,
     /// Bids made so far this hand (0 = nil).
+    #[cfg_attr(feature = "schema", schema(value_type = [Option<u8>; 4]))]
     pub bids: BySeat<Option<u8>>,
     /// Tricks taken this hand by each seat.
+    #[cfg_attr(feature = "schema", schema(value_type = [u8; 4]))]
     pub tricks_won: BySeat<u8>,
     /// The trick being played (possibly empty).
     pub trick: Trick,
@@ -45,14 +49,17 @@ pub struct SeatView {
     /// first trick is taken; when the match is over, the last trick).
     pub last_trick: Option<Trick>,
     /// Every completed trick of this hand, in order.
+    #[cfg_attr(feature = "schema", schema(value_type = Vec<Trick>))]
     pub tricks: ArrayVec<Trick, 13>,
     /// Every card played this hand (all face up).
     pub played: CardSet,
     /// True once a spade has been played this hand.
     pub spades_broken: bool,
     /// Team scores.
+    #[cfg_attr(feature = "schema", schema(value_type = [i32; 2]))]
     pub scores: ByTeam<i32>,
     /// Team bag counts.
+    #[cfg_attr(feature = "schema", schema(value_type = [u8; 2]))]
     pub bags: ByTeam<u8>,
     /// The viewer's legal moves when it is on turn, otherwise
     /// [`Legal::None`].

@@ -19,6 +19,7 @@
 
 use serde::{Deserialize, Serialize};
 use spades_engine::{Action, Card, HandResult, MatchResult, Rules, Seat, SeatView};
+use utoipa::ToSchema;
 use uuid::Uuid;
 
 pub use spades_engine;
@@ -33,7 +34,7 @@ pub const PROTOCOL_VERSION: u32 = 1;
 pub const MAX_FRAME_BYTES: usize = 4096;
 
 /// How fast a table plays: the time allowed per card and per bid.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Tempo {
     /// 60 s per card, 75 s per bid.
@@ -67,7 +68,7 @@ impl Tempo {
 
 /// Everything the owner chooses when creating a table (SPEC §3). Fixed once
 /// the match starts.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct TableOptions {
     /// The rules of the match (every field optional; defaults per SPEC §3).
@@ -79,7 +80,7 @@ pub struct TableOptions {
 }
 
 /// Where a table stands.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum TablePhase {
     /// Seats are being taken; the owner has not started the match.
@@ -93,7 +94,7 @@ pub enum TablePhase {
 }
 
 /// Who sits in a seat.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum SeatKind {
     /// A person, holding the seat token.
@@ -103,7 +104,7 @@ pub enum SeatKind {
 }
 
 /// The state of a seat.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum SeatStatus {
     /// Nobody has taken the seat.
@@ -124,7 +125,7 @@ pub enum SeatStatus {
 }
 
 /// One seat as everybody sees it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 pub struct SeatInfo {
     /// Which seat.
     pub seat: Seat,
@@ -141,7 +142,7 @@ pub struct SeatInfo {
 }
 
 /// Which kind of turn the clock is timing.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum ClockKind {
     /// A bid.
@@ -151,7 +152,7 @@ pub enum ClockKind {
 }
 
 /// The turn clock of the seat on turn.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 pub struct Clock {
     /// The seat on turn.
     pub seat: Seat,
@@ -166,7 +167,7 @@ pub struct Clock {
 }
 
 /// Who made an accepted action.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum ActionSource {
     /// The player, by hand.
@@ -180,7 +181,7 @@ pub enum ActionSource {
 }
 
 /// The most recent accepted action, and who made it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 pub struct LastAction {
     /// The seat that acted.
     pub seat: Seat,
@@ -191,7 +192,7 @@ pub struct LastAction {
 }
 
 /// What one connection sees of a table: sent after every change.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 pub struct TableView {
     /// The table's id.
     pub table: Uuid,
@@ -222,7 +223,7 @@ pub struct TableView {
 /// `req` is any number the client chooses; the server echoes it in the
 /// reply ([`ServerMessage::Ack`], [`ServerMessage::Error`], …) so the client
 /// can match replies to requests.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 pub struct ClientFrame {
     /// The client's request id, echoed in the reply.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -234,7 +235,7 @@ pub struct ClientFrame {
 
 /// What a client can ask. A connection first attaches to one table with
 /// `join`, `resume` or `watch`; the other messages act on that table.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum ClientMessage {
     /// Take a seat (the first empty one when `seat` is absent). The reply
@@ -295,7 +296,7 @@ pub enum ClientMessage {
 }
 
 /// A refusal's stable machine code. The message beside it is for people.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "snake_case")]
 #[non_exhaustive]
 pub enum ErrorCode {
@@ -446,7 +447,7 @@ impl std::fmt::Display for ErrorCode {
 }
 
 /// What the server sends.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum ServerMessage {
     /// The first frame on every connection.
@@ -515,7 +516,7 @@ pub enum ServerMessage {
 }
 
 /// `POST /api/v1/tables`: create a table.
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CreateTable {
     /// A name shown in the lobby (default "Table"), up to 40 characters.
@@ -527,7 +528,7 @@ pub struct CreateTable {
 }
 
 /// The reply to [`CreateTable`].
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 pub struct CreatedTable {
     /// The new table's id.
     pub table: Uuid,
@@ -536,7 +537,7 @@ pub struct CreatedTable {
 }
 
 /// A table in the lobby list (`GET /api/v1/tables`).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 pub struct TableSummary {
     /// The table's id.
     pub table: Uuid,
@@ -562,7 +563,7 @@ pub struct TableSummary {
 
 /// One table's public status (`GET /api/v1/tables/{id}`): never a card of
 /// anybody's hand.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 pub struct TableStatus {
     /// The lobby summary.
     #[serde(flatten)]
@@ -589,7 +590,7 @@ pub struct TableStatus {
 }
 
 /// A seat in a match record.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 pub struct RecordSeat {
     /// Which seat.
     pub seat: Seat,
@@ -602,7 +603,7 @@ pub struct RecordSeat {
 }
 
 /// One card played, in a match record.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 pub struct PlayRecord {
     /// Who played.
     pub seat: Seat,
@@ -615,7 +616,7 @@ pub struct PlayRecord {
 }
 
 /// One finished hand in a match record: its scoring and every card.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 pub struct HandRecord {
     /// Bids, tricks, nils and each team's scoring.
     #[serde(flatten)]
@@ -627,7 +628,7 @@ pub struct HandRecord {
 }
 
 /// The hand being played, in a running match's record: public parts only.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 pub struct HandInProgress {
     /// Its number.
     pub hand_number: u16,
@@ -638,7 +639,7 @@ pub struct HandInProgress {
 }
 
 /// A match's record (`GET /api/v1/matches/{id}`).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 pub struct MatchRecord {
     /// The table's id.
     pub table: Uuid,
@@ -667,7 +668,7 @@ pub struct MatchRecord {
 }
 
 /// A match in the recent list (`GET /api/v1/matches`).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 pub struct MatchSummary {
     /// The table's id.
     pub table: Uuid,
@@ -688,7 +689,7 @@ pub struct MatchSummary {
 }
 
 /// The JSON body of every REST error.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 pub struct ApiError {
     /// Stable machine code.
     pub code: ErrorCode,

@@ -91,8 +91,12 @@ fn main() {
         match url.filter(|u| !u.is_empty()) {
             Some(url) => {
                 let name = format!("spades_bench_{}", std::process::id());
-                let admin = sqlx::postgres::PgPoolOptions::new().max_connections(1).connect(&url).await.unwrap();
-                sqlx::raw_sql(sqlx::AssertSqlSafe(format!("CREATE DATABASE {name}"))).execute(&admin).await.unwrap();
+                let admin =
+                    sqlx::postgres::PgPoolOptions::new().max_connections(1).connect(&url).await.unwrap();
+                sqlx::raw_sql(sqlx::AssertSqlSafe(format!("CREATE DATABASE {name}")))
+                    .execute(&admin)
+                    .await
+                    .unwrap();
                 let db = format!("{}/{name}", &url[..url.rfind('/').unwrap()]);
                 let pg = run("postgres", Journal::open(&db, &dir).await.unwrap(), &args).await;
                 println!("postgres / memory = {:.0}%", 100.0 * pg / memory);

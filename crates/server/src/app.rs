@@ -1,18 +1,23 @@
 //! The application: shared state, the router, and `serve`.
 
-use std::net::SocketAddr;
+use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::time::Duration;
 
 use anyhow::Context;
 use axum::Router;
+use axum::http::{HeaderName, HeaderValue, Method, header};
 use axum::routing::get;
 use dashmap::DashMap;
 use spades_protocol::{ErrorCode, TableOptions, TableSummary};
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
+use tower::ServiceBuilder;
+use tower_http::cors::{AllowOrigin, CorsLayer};
+use tower_http::request_id::{MakeRequestUuid, PropagateRequestIdLayer, SetRequestIdLayer};
+use tower_http::trace::TraceLayer;
 use tracing::{error, info, warn};
 use uuid::Uuid;
 
@@ -51,6 +56,46 @@ impl Registry {
     }
 }
 
+/// Per-IP rate limits on creating tables and opening connections.
+pub struct Limits {
+    tables: Option<governor::DefaultKeyedRateLimiter<IpAddr>>,
+    connections: Option<governor::DefaultKeyedRateLimiter<IpAddr>>,
+}
+
+impl std::fmt::Debug for Limits {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Limits").finish_non_exhaustive()
+    }
+}
+
+impl Limits {
+    /// Limits of `tables` and `connections` per minute per IP (0: none).
+    pub fn new(tables: u32, connections: u32) -> Limits {
+        let limiter = |n: u32| {
+            std::num::NonZeroU32::new(n).map(|n| governor::RateLimiter::keyed(governor::Quota::per_minute(n)))
+        };
+        Limits { tables: limiter(tables), connections: limiter(connections) }
+    }
+
+    /// True when `ip` may create a table now.
+    pub fn allow_table(&self, ip: IpAddr) -> bool {
+        self.tables.as_ref().is_none_or(|l| l.check_key(&ip).is_ok())
+    }
+
+    /// True when `ip` may open a connection now.
+    pub fn allow_connection(&self, ip: IpAddr) -> bool {
+        self.connections.as_ref().is_none_or(|l| l.check_key(&ip).is_ok())
+    }
+
+    /// Forgets addresses that have not been seen for a while.
+    pub fn forget_idle(&self) {
+        for l in self.tables.iter().chain(self.connections.iter()) {
+            l.retain_recent();
+            l.shrink_to_fit();
+        }
+    }
+}
+
 /// State shared by every request and connection.
 #[derive(Debug)]
 pub struct Shared {
@@ -68,6 +113,8 @@ pub struct Shared {
     pub tracker: TaskTracker,
     /// Open WebSocket connections.
     pub connections: AtomicUsize,
+    /// Per-IP rate limits.
+    pub limits: Limits,
     next_conn: AtomicU64,
 }
 
@@ -101,6 +148,7 @@ impl Shared {
         })?;
         let handle = table::spawn(init, None, &self.tracker);
         self.registry.tables.insert(id, handle);
+        crate::metrics::table_created();
         info!(table_id = %id, "table created");
         Ok((id, owner_token))
     }
@@ -222,21 +270,56 @@ pub async fn restore_tables(state: &AppState) -> (usize, usize) {
     (restored, skipped)
 }
 
-/// The HTTP routes.
+/// The HTTP routes, with request ids, tracing and (when origins are
+/// configured) CORS.
 pub fn router(state: AppState) -> Router {
+    let cors = cors_layer(&state.config.server.allowed_origins);
+    let request_id = HeaderName::from_static("x-request-id");
+    let trace = TraceLayer::new_for_http().make_span_with(|req: &axum::http::Request<_>| {
+        let id = req.headers().get("x-request-id").and_then(|v| v.to_str().ok()).unwrap_or("");
+        tracing::info_span!("request", request_id = %id, method = %req.method(), path = %req.uri().path())
+    });
     Router::new()
         .route("/ws", get(ws::upgrade))
         .nest("/api/v1", rest::routes())
         .route("/healthz", get(rest::healthz))
         .route("/readyz", get(rest::readyz))
+        .route("/metrics", get(rest::metrics))
         .route("/", get(web::index))
         .route("/{*path}", get(web::asset))
         .with_state(state)
+        .layer(
+            ServiceBuilder::new()
+                .layer(SetRequestIdLayer::new(request_id.clone(), MakeRequestUuid))
+                .layer(trace)
+                .layer(PropagateRequestIdLayer::new(request_id))
+                .option_layer(cors),
+        )
+}
+
+/// CORS for the listed origins; none (the default) sends no CORS headers,
+/// so browsers only allow same-origin pages.
+fn cors_layer(origins: &[String]) -> Option<CorsLayer> {
+    if origins.is_empty() {
+        return None;
+    }
+    let allow = if origins.iter().any(|o| o == "*") {
+        AllowOrigin::any()
+    } else {
+        AllowOrigin::list(origins.iter().filter_map(|o| HeaderValue::from_str(o).ok()))
+    };
+    Some(
+        CorsLayer::new()
+            .allow_origin(allow)
+            .allow_methods([Method::GET, Method::POST])
+            .allow_headers([header::CONTENT_TYPE]),
+    )
 }
 
 /// Builds the shared state from a configuration and a journal.
 pub fn state(config: Config, journal: Journal, shutdown: CancellationToken) -> AppState {
     let settings = Arc::new(table_settings(&config));
+    let config_limits = (config.limits.tables_per_minute_per_ip, config.limits.connections_per_minute_per_ip);
     Arc::new(Shared {
         config,
         registry: Arc::new(Registry::default()),
@@ -245,6 +328,7 @@ pub fn state(config: Config, journal: Journal, shutdown: CancellationToken) -> A
         shutdown,
         tracker: TaskTracker::new(),
         connections: AtomicUsize::new(0),
+        limits: Limits::new(config_limits.0, config_limits.1),
         next_conn: AtomicU64::new(1),
     })
 }
@@ -256,9 +340,21 @@ pub fn state(config: Config, journal: Journal, shutdown: CancellationToken) -> A
 /// # Errors
 /// When the server cannot run.
 pub async fn serve(listener: TcpListener, config: Config, shutdown: CancellationToken) -> anyhow::Result<()> {
+    crate::metrics::install();
     let journal = open_journal(&config).await?;
     let state = state(config, journal, shutdown.clone());
     restore_tables(&state).await;
+    // Rate-limit bookkeeping stays small: forget quiet addresses.
+    let housekeeping = Arc::clone(&state);
+    tokio::spawn(async move {
+        let mut tick = tokio::time::interval(Duration::from_secs(60));
+        loop {
+            tokio::select! {
+                () = housekeeping.shutdown.cancelled() => break,
+                _ = tick.tick() => housekeeping.limits.forget_idle(),
+            }
+        }
+    });
     let app = router(Arc::clone(&state)).into_make_service_with_connect_info::<SocketAddr>();
     let addr = listener.local_addr().context("listener address")?;
     info!(%addr, "listening");

@@ -9,6 +9,7 @@ pub mod app;
 pub mod config;
 pub mod error;
 pub mod metrics;
+pub mod openapi;
 pub mod record;
 pub mod rest;
 pub mod storage;

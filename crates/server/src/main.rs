@@ -18,6 +18,11 @@ struct Cli {
     /// either.
     #[arg(long, short, env = "SPADES_CONFIG_FILE")]
     config: Option<PathBuf>,
+    /// Check that a server with this configuration answers on its port
+    /// (GET /healthz on the loopback address) and exit 0 if it does: for
+    /// container health checks.
+    #[arg(long)]
+    healthcheck: bool,
 }
 
 fn main() -> anyhow::Result<()> {
@@ -33,12 +38,37 @@ fn main() -> anyhow::Result<()> {
             std::process::exit(2);
         }
     };
+    if cli.healthcheck {
+        std::process::exit(if healthcheck(&config) { 0 } else { 1 });
+    }
     init_logging(&config);
     tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
         .context("starting the runtime")?
         .block_on(run(config))
+}
+
+/// GET /healthz on the configured port over loopback, with a short
+/// timeout; no HTTP client needed.
+fn healthcheck(config: &Config) -> bool {
+    use std::io::{Read, Write};
+    use std::time::Duration;
+    let mut addr = config.server.bind;
+    if addr.ip().is_unspecified() {
+        addr.set_ip(std::net::Ipv4Addr::LOCALHOST.into());
+    }
+    let Ok(mut stream) = std::net::TcpStream::connect_timeout(&addr, Duration::from_secs(2)) else {
+        return false;
+    };
+    let _ = stream.set_read_timeout(Some(Duration::from_secs(2)));
+    let request = format!("GET /healthz HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n");
+    if stream.write_all(request.as_bytes()).is_err() {
+        return false;
+    }
+    let mut response = String::new();
+    let _ = stream.read_to_string(&mut response);
+    response.starts_with("HTTP/1.1 200")
 }
 
 fn init_logging(config: &Config) {

@@ -1,13 +1,17 @@
 //! REST: create and list tables, one table's status, health.
 
+use std::net::SocketAddr;
+
 use axum::body::Bytes;
-use axum::extract::{Path, Query, State};
-use axum::http::StatusCode;
+use axum::extract::{ConnectInfo, Path, Query, State};
+use axum::http::{StatusCode, header};
+use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::{Json, Router};
 use serde::Deserialize;
 use spades_protocol::{
-    CreateTable, CreatedTable, ErrorCode, MatchRecord, MatchSummary, TablePhase, TableStatus, TableSummary,
+    ApiError, CreateTable, CreatedTable, ErrorCode, MatchRecord, MatchSummary, TablePhase, TableStatus,
+    TableSummary,
 };
 use uuid::Uuid;
 
@@ -21,6 +25,14 @@ pub fn routes() -> Router<AppState> {
         .route("/tables/{id}", get(table_status))
         .route("/matches", get(list_matches))
         .route("/matches/{id}", get(match_record))
+        .route("/openapi.json", get(openapi_json))
+}
+
+async fn openapi_json() -> Response {
+    match crate::openapi::document().to_json() {
+        Ok(json) => ([(header::CONTENT_TYPE, "application/json")], json).into_response(),
+        Err(_) => (StatusCode::INTERNAL_SERVER_ERROR, "no OpenAPI document").into_response(),
+    }
 }
 
 /// Checks a display name: trimmed, 1..=`max` characters, no control
@@ -31,10 +43,31 @@ pub fn clean_name(raw: &str, max: usize) -> Option<String> {
     ok.then(|| name.to_owned())
 }
 
+/// Create a table.
+#[utoipa::path(
+    post,
+    path = "/api/v1/tables",
+    tag = "tables",
+    request_body(content = CreateTable, description = "Name and options; every field is optional"),
+    responses(
+        (status = 201, description = "The table and its owner token", body = CreatedTable),
+        (status = 400, description = "Invalid options or name", body = ApiError),
+        (status = 429, description = "Too many new tables from this address", body = ApiError),
+        (status = 503, description = "The server hosts as many tables as it can", body = ApiError),
+    )
+)]
 async fn create_table(
     State(state): State<AppState>,
+    ConnectInfo(addr): ConnectInfo<SocketAddr>,
     body: Bytes,
 ) -> Result<(StatusCode, Json<CreatedTable>), AppError> {
+    if !state.limits.allow_table(addr.ip()) {
+        crate::metrics::rate_limited("tables");
+        return Err(AppError::new(
+            ErrorCode::RateLimited,
+            "too many new tables from your address: wait a minute",
+        ));
+    }
     let req: CreateTable = if body.iter().all(u8::is_ascii_whitespace) {
         CreateTable::default()
     } else {
@@ -60,8 +93,9 @@ async fn create_table(
 }
 
 /// Filters for the table list.
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Deserialize, utoipa::IntoParams)]
 #[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
 struct ListQuery {
     /// Only tables in this phase.
     phase: Option<TablePhase>,
@@ -71,6 +105,17 @@ struct ListQuery {
     limit: Option<usize>,
 }
 
+/// List tables, newest first.
+#[utoipa::path(
+    get,
+    path = "/api/v1/tables",
+    tag = "tables",
+    params(ListQuery),
+    responses(
+        (status = 200, description = "The tables", body = Vec<TableSummary>),
+        (status = 400, description = "A bad filter", body = ApiError),
+    )
+)]
 async fn list_tables(
     State(state): State<AppState>,
     query: Result<Query<ListQuery>, axum::extract::rejection::QueryRejection>,
@@ -88,6 +133,17 @@ async fn list_tables(
     Ok(Json(tables))
 }
 
+/// One table's public status: never a card of anybody's hand.
+#[utoipa::path(
+    get,
+    path = "/api/v1/tables/{id}",
+    tag = "tables",
+    params(("id" = String, Path, description = "The table's id")),
+    responses(
+        (status = 200, description = "The table", body = TableStatus),
+        (status = 404, description = "No such table", body = ApiError),
+    )
+)]
 async fn table_status(
     State(state): State<AppState>,
     Path(id): Path<String>,
@@ -100,11 +156,38 @@ async fn table_status(
 }
 
 /// `GET /healthz`: the process is up.
+#[utoipa::path(get, path = "/healthz", tag = "operations", responses((status = 200, description = "Up", body = String)))]
 pub async fn healthz() -> &'static str {
     "ok"
 }
 
+/// `GET /metrics`: Prometheus text format.
+#[utoipa::path(
+    get,
+    path = "/metrics",
+    tag = "operations",
+    responses((status = 200, description = "Metrics in the Prometheus text format", body = String, content_type = "text/plain"))
+)]
+pub async fn metrics(State(state): State<AppState>) -> Response {
+    let Some(handle) = crate::metrics::install() else {
+        return (StatusCode::SERVICE_UNAVAILABLE, "metrics are not available").into_response();
+    };
+    let phases: Vec<TablePhase> = state.registry.summaries().iter().map(|t| t.phase).collect();
+    crate::metrics::gauges(&phases, state.connections.load(std::sync::atomic::Ordering::Relaxed));
+    handle.run_upkeep();
+    ([(header::CONTENT_TYPE, "text/plain; version=0.0.4")], handle.render()).into_response()
+}
+
 /// `GET /readyz`: the event log answers (503 otherwise).
+#[utoipa::path(
+    get,
+    path = "/readyz",
+    tag = "operations",
+    responses(
+        (status = 200, description = "Ready", body = String),
+        (status = 503, description = "The database does not answer", body = String),
+    )
+)]
 pub async fn readyz(State(state): State<AppState>) -> (StatusCode, &'static str) {
     if state.journal.ping().await {
         (StatusCode::OK, "ready")
@@ -114,13 +197,22 @@ pub async fn readyz(State(state): State<AppState>) -> (StatusCode, &'static str)
 }
 
 /// Filters for the match list.
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Deserialize, utoipa::IntoParams)]
 #[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
 struct MatchQuery {
     /// At most this many (default 20, at most 200), newest first.
     limit: Option<usize>,
 }
 
+/// Recent matches from the event log, newest first.
+#[utoipa::path(
+    get,
+    path = "/api/v1/matches",
+    tag = "matches",
+    params(MatchQuery),
+    responses((status = 200, description = "Recent matches", body = Vec<MatchSummary>))
+)]
 async fn list_matches(
     State(state): State<AppState>,
     query: Result<Query<MatchQuery>, axum::extract::rejection::QueryRejection>,
@@ -134,6 +226,19 @@ async fn list_matches(
     Ok(Json(stored.iter().map(crate::record::summary).collect()))
 }
 
+/// A match's record: every finished hand's bids, tricks, scores and cards;
+/// of a running hand only the bids and tricks; the seed once the match is
+/// over.
+#[utoipa::path(
+    get,
+    path = "/api/v1/matches/{id}",
+    tag = "matches",
+    params(("id" = String, Path, description = "The table's id")),
+    responses(
+        (status = 200, description = "The record", body = MatchRecord),
+        (status = 404, description = "No such match", body = ApiError),
+    )
+)]
 async fn match_record(
     State(state): State<AppState>,
     Path(id): Path<String>,

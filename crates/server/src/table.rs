@@ -651,10 +651,12 @@ impl Table {
     }
 
     fn error_to(&mut self, conn: ConnId, req: Option<u32>, code: ErrorCode, message: impl Into<String>) {
+        crate::metrics::error(code);
         self.send_to(conn, &ServerMessage::Error { req, code, message: message.into() });
     }
 
     fn refuse(outbox: &Outbox, req: Option<u32>, code: ErrorCode, message: &str) {
+        crate::metrics::error(code);
         if let Ok(text) = serde_json::to_string(&ServerMessage::Error { req, code, message: message.into() })
         {
             let _ = outbox.try_send(Utf8Bytes::from(text));
@@ -974,6 +976,7 @@ impl Table {
         now: Instant,
         ack: Option<(ConnId, Option<u32>)>,
     ) -> bool {
+        let started = std::time::Instant::now();
         let Some(m) = self.game.as_ref() else { return false };
         if let Err(e) = m.check(seat, action) {
             warn!(%seat, ?action, error = %e, "refused a table move");
@@ -1039,6 +1042,7 @@ impl Table {
         }
         self.arm_turn(now);
         self.broadcast(now);
+        crate::metrics::action_latency(started.elapsed());
         true
     }
 
@@ -1150,7 +1154,6 @@ impl Table {
     /// Sends every connection its own view of the table's new state.
     fn broadcast(&mut self, now: Instant) {
         self.seq += 1;
-        let started = std::time::Instant::now();
         let now_ms = now_ms();
         let seats = self.seat_infos(now, now_ms);
         let clock = self.wire_clock(now, now_ms);
@@ -1171,7 +1174,6 @@ impl Table {
                 slow.push(c.id);
             }
         }
-        crate::metrics::broadcast(started.elapsed());
         for id in slow {
             self.drop_slow(id, now);
         }

@@ -50,3 +50,23 @@ pub fn files() -> Vec<&'static str> {
     walk(&WEB, &mut out);
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_client_is_embedded_and_served_with_types() {
+        let files = files();
+        assert!(files.contains(&"index.html"));
+        assert!(files.iter().any(|f| f.ends_with(".js")));
+        assert!(files.iter().any(|f| f.ends_with(".css")));
+        let resp = file("index.html");
+        assert_eq!(resp.status(), StatusCode::OK);
+        assert_eq!(resp.headers()[header::CONTENT_TYPE], "text/html");
+        let css = files.iter().find(|f| f.ends_with(".css")).unwrap();
+        assert_eq!(file(css).headers()[header::CONTENT_TYPE], "text/css");
+        assert_eq!(file("missing.txt").status(), StatusCode::NOT_FOUND);
+        assert_eq!(file("../Cargo.toml").status(), StatusCode::NOT_FOUND);
+    }
+}

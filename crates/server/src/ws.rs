@@ -51,6 +51,14 @@ pub async fn upgrade(
     if state.shutdown.is_cancelled() {
         return AppError::new(ErrorCode::ShuttingDown, "the server is shutting down").into_response();
     }
+    if !state.limits.allow_connection(addr.ip()) {
+        crate::metrics::rate_limited("connections");
+        return AppError::new(
+            ErrorCode::RateLimited,
+            "too many connections from your address: wait a minute",
+        )
+        .into_response();
+    }
     let open = state.connections.fetch_add(1, Ordering::AcqRel);
     if open >= state.config.limits.max_connections {
         state.connections.fetch_sub(1, Ordering::AcqRel);
@@ -59,6 +67,7 @@ pub async fn upgrade(
     }
     let guard = ConnectionGuard(state.clone());
     let id = state.next_conn_id();
+    crate::metrics::connection_opened();
     ws.read_buffer_size(4096)
         .write_buffer_size(0)
         .max_write_buffer_size(256 * 1024)
@@ -185,6 +194,14 @@ impl Connection {
                 }
             }
         };
+        crate::metrics::disconnect(match flow {
+            Flow::Continue => "closed",
+            Flow::Close(CLOSE_TOO_SLOW, _) => "too_slow",
+            Flow::Close(CLOSE_SILENT, _) => "silent",
+            Flow::Close(CLOSE_GOING_AWAY, _) => "shutdown",
+            Flow::Close(CLOSE_TABLE_CLOSED, _) => "table_closed",
+            Flow::Close(..) => "error",
+        });
         if let Flow::Close(code, reason) = flow {
             let close = Message::Close(Some(CloseFrame { code, reason: Utf8Bytes::from_static(reason) }));
             let _ = tokio::time::timeout(Duration::from_secs(2), socket.send(close)).await;
@@ -215,10 +232,16 @@ impl Connection {
             let message = format!("frames are limited to {} bytes", self.state.config.limits.max_frame_bytes);
             return reply(socket, &error(None, ErrorCode::FrameTooLarge, &message)).await;
         }
-        if !self.within_rate() {
-            return reply(socket, &error(None, ErrorCode::RateLimited, "too many messages: slow down")).await;
+        // Every frame counts against the rate, readable or not; the refusal
+        // echoes the request id when there is one.
+        let allowed = self.within_rate();
+        let frame: Result<ClientFrame, _> = serde_json::from_str(text);
+        if !allowed {
+            crate::metrics::rate_limited("messages");
+            let req = frame.as_ref().ok().and_then(|f| f.req);
+            return reply(socket, &error(req, ErrorCode::RateLimited, "too many messages: slow down")).await;
         }
-        let frame: ClientFrame = match serde_json::from_str(text) {
+        let frame = match frame {
             Ok(f) => f,
             Err(e) => {
                 return reply(
@@ -315,6 +338,7 @@ impl Connection {
 }
 
 fn error(req: Option<u32>, code: ErrorCode, message: &str) -> ServerMessage {
+    crate::metrics::error(code);
     ServerMessage::Error { req, code, message: message.into() }
 }
 

@@ -198,6 +198,29 @@ impl Client {
         self.reply_to(req).await
     }
 
+    /// Plays simple legal moves whenever this connection's seat is on turn,
+    /// from the latest view, until `stop` holds for a view.
+    pub async fn play_until(&mut self, mut stop: impl FnMut(&TableView) -> bool) -> TableView {
+        loop {
+            if let Some(v) = self.view.clone() {
+                if stop(&v) {
+                    return v;
+                }
+                let my_turn = v.game.as_ref().is_some_and(|g| g.turn.is_some() && g.turn == v.you);
+                if my_turn && let Some(action) = simple_move(&v) {
+                    let seq = self.seq;
+                    if matches!(self.request(action_message(action)).await, ServerMessage::Ack { .. }) {
+                        while self.seq <= seq {
+                            self.recv().await;
+                        }
+                        continue;
+                    }
+                }
+            }
+            self.recv().await;
+        }
+    }
+
     /// Reads until a view newer than the latest one satisfies `f`.
     pub async fn next_view_until(&mut self, mut f: impl FnMut(&TableView) -> bool) -> TableView {
         loop {

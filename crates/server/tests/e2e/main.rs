@@ -5,5 +5,6 @@ mod clocks;
 mod crash;
 mod helpers;
 mod match_play;
+mod ops;
 mod refusals;
 mod rest;

@@ -1,0 +1,137 @@
+//! The OpenAPI description of the REST API (served at
+//! `/api/v1/openapi.json`, checked in as `docs/openapi.json`) and the JSON
+//! Schema of the WebSocket messages (`docs/protocol.schema.json`), both
+//! generated from the code.
+
+use serde_json::{Value, json};
+use spades_protocol::{ClientFrame, ClientMessage, ServerMessage, TableView};
+use utoipa::OpenApi;
+
+use crate::rest;
+
+/// The REST API, plus the WebSocket message types as components.
+#[derive(OpenApi)]
+#[openapi(
+    info(
+        title = "Spades table server",
+        description = "REST API of the Spades table server. Play happens over the WebSocket at /ws: \
+                       see docs/protocol.md and the ClientFrame / ServerMessage schemas below.",
+        license(name = "MIT OR Apache-2.0")
+    ),
+    paths(
+        rest::create_table,
+        rest::list_tables,
+        rest::table_status,
+        rest::list_matches,
+        rest::match_record,
+        rest::healthz,
+        rest::readyz,
+        rest::metrics,
+    ),
+    components(schemas(ClientFrame, ClientMessage, ServerMessage, TableView)),
+    tags(
+        (name = "tables", description = "Create, list and inspect tables"),
+        (name = "matches", description = "Records of matches from the event log"),
+        (name = "operations", description = "Health, readiness and metrics"),
+    )
+)]
+struct ApiDoc;
+
+/// The OpenAPI document.
+pub fn document() -> utoipa::openapi::OpenApi {
+    let mut doc = ApiDoc::openapi();
+    doc.info.version = env!("CARGO_PKG_VERSION").to_owned();
+    doc
+}
+
+/// A JSON Schema (2020-12) of the WebSocket messages: `client_message` is
+/// what a client may send, `server_message` what the server sends.
+pub fn protocol_schema() -> Value {
+    let doc = document();
+    let defs =
+        doc.components.map(|c| serde_json::to_value(c.schemas).unwrap_or(Value::Null)).unwrap_or(Value::Null);
+    // Components refer to each other as #/components/schemas/X.
+    let text = serde_json::to_string(&defs).unwrap_or_default().replace("#/components/schemas/", "#/$defs/");
+    let defs: Value = serde_json::from_str(&text).unwrap_or(Value::Null);
+    json!({
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "$id": "https://github.com/spades-server/spades/docs/protocol.schema.json",
+        "title": format!("Spades table protocol {} (WebSocket messages)", spades_protocol::PROTOCOL_VERSION),
+        "description": "client_message: a frame a client sends; server_message: a frame the server sends. See docs/protocol.md.",
+        "oneOf": [
+            {"$ref": "#/$defs/ClientFrame"},
+            {"$ref": "#/$defs/ServerMessage"}
+        ],
+        "properties": {},
+        "$defs": defs,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use super::*;
+
+    /// docs/openapi.json and docs/protocol.schema.json are generated from
+    /// the code; this fails when they are stale. `UPDATE_DOCS=1 cargo test
+    /// -p spades-server openapi` rewrites them.
+    #[test]
+    fn checked_in_documents_are_current() {
+        let docs = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs");
+        let openapi = document().to_pretty_json().unwrap() + "\n";
+        let schema = serde_json::to_string_pretty(&protocol_schema()).unwrap() + "\n";
+        for (file, current) in [("openapi.json", openapi), ("protocol.schema.json", schema)] {
+            let path = docs.join(file);
+            if std::env::var_os("UPDATE_DOCS").is_some() {
+                std::fs::write(&path, &current).unwrap();
+            }
+            let stored = std::fs::read_to_string(&path).unwrap_or_default();
+            assert!(
+                stored == current,
+                "docs/{file} is stale: run UPDATE_DOCS=1 cargo test -p spades-server openapi"
+            );
+        }
+    }
+
+    #[test]
+    fn every_path_and_message_is_described() {
+        let doc = serde_json::to_value(document()).unwrap();
+        for path in
+            ["/api/v1/tables", "/api/v1/tables/{id}", "/api/v1/matches", "/api/v1/matches/{id}", "/healthz"]
+        {
+            assert!(doc["paths"][path].is_object(), "{path} missing");
+        }
+        let schema = protocol_schema();
+        let text = schema.to_string();
+        assert!(!text.contains("#/components/"), "dangling OpenAPI reference");
+        // Every message type of both directions appears as a tag value.
+        for tag in [
+            "join",
+            "resume",
+            "watch",
+            "start",
+            "add_bots",
+            "bid",
+            "play",
+            "take_over",
+            "leave",
+            "closing",
+            "ping",
+        ] {
+            assert!(text.contains(&format!("\"{tag}\"")), "client message {tag} missing");
+        }
+        for tag in ["hello", "joined", "resumed", "watching", "ack", "error", "view", "pong"] {
+            assert!(text.contains(&format!("\"{tag}\"")), "server message {tag} missing");
+        }
+        for code in spades_protocol::ErrorCode::ALL {
+            assert!(text.contains(&format!("\"{}\"", code.as_str())), "error code {code} missing");
+        }
+        // Every $ref resolves.
+        let defs = schema["$defs"].as_object().unwrap();
+        for (i, _) in text.match_indices("#/$defs/") {
+            let name: String = text[i + 8..].chars().take_while(|c| *c != '"').collect();
+            assert!(defs.contains_key(&name), "unresolved $ref {name}");
+        }
+    }
+}
