@@ -796,21 +796,8 @@ impl Table {
         let Some(role) = self.conns.iter().find(|c| c.id == conn).map(|c| c.role) else { return };
         match act {
             Act::Start { owner_token } => {
-                if !self.owner.matches(&owner_token) {
-                    return self.error_to(
-                        conn,
-                        req,
-                        ErrorCode::InvalidToken,
-                        "only the table's owner can start the match",
-                    );
-                }
-                if self.game.is_some() {
-                    return self.error_to(
-                        conn,
-                        req,
-                        ErrorCode::AlreadyStarted,
-                        "the match has already started",
-                    );
+                if !self.owner_in_lobby(conn, req, &owner_token, "start the match") {
+                    return;
                 }
                 if self.seats.0.iter().any(Option::is_none) {
                     return self.error_to(
@@ -837,21 +824,8 @@ impl Table {
                 self.broadcast(now);
             }
             Act::AddBots { owner_token } => {
-                if !self.owner.matches(&owner_token) {
-                    return self.error_to(
-                        conn,
-                        req,
-                        ErrorCode::InvalidToken,
-                        "only the table's owner can add bots",
-                    );
-                }
-                if self.game.is_some() {
-                    return self.error_to(
-                        conn,
-                        req,
-                        ErrorCode::AlreadyStarted,
-                        "the match has already started",
-                    );
+                if !self.owner_in_lobby(conn, req, &owner_token, "add bots") {
+                    return;
                 }
                 for seat in Seat::ALL {
                     if self.seats[seat].is_none() {
@@ -886,6 +860,20 @@ impl Table {
                 self.seat_act(conn, req, seat, act, now).await;
             }
         }
+    }
+
+    /// Owner actions need the owner token and a match not yet started;
+    /// refuses (and returns false) otherwise.
+    fn owner_in_lobby(&mut self, conn: ConnId, req: Option<u32>, owner_token: &str, what: &str) -> bool {
+        if !self.owner.matches(owner_token) {
+            self.error_to(conn, req, ErrorCode::InvalidToken, format!("only the table's owner can {what}"));
+            return false;
+        }
+        if self.game.is_some() {
+            self.error_to(conn, req, ErrorCode::AlreadyStarted, "the match has already started");
+            return false;
+        }
+        true
     }
 
     async fn seat_act(&mut self, conn: ConnId, req: Option<u32>, seat: Seat, act: Act, now: Instant) {

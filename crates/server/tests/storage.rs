@@ -93,9 +93,15 @@ fn seats() -> BySeat<Option<SeatRecord>> {
 
 /// Plays `n` legal moves of a match and stores them.
 async fn play(journal: &Journal, id: Uuid, rules: Rules, seed: u64, n: usize) -> Match {
-    let mut m = Match::new(rules, seed);
-    for i in 0..n {
+    play_on(journal, id, Match::new(rules, seed), n).await
+}
+
+/// Plays up to `n` more legal moves of `m`, storing each move, each hand's
+/// result and the end.
+async fn play_on(journal: &Journal, id: Uuid, mut m: Match, n: usize) -> Match {
+    for _ in 0..n {
         let Some(seat) = m.turn() else { break };
+        let i = m.moves().len();
         let action = match m.legal_moves() {
             Legal::Bid { .. } => Action::Bid(2),
             Legal::Play { cards } => Action::Play(cards.first().unwrap()),
@@ -146,7 +152,7 @@ async fn a_match_is_stored_and_read_back_exactly() {
         assert_eq!(open, vec![id]);
         assert_eq!(journal.recent(10).await.unwrap().len(), 1);
         // Finish it: no longer restored.
-        let m = play_rest(&journal, id, m).await;
+        let m = play_on(&journal, id, m, usize::MAX).await;
         assert!(m.result().is_some());
         assert!(journal.unfinished().await.unwrap().is_empty());
         let stored = journal.get(id).await.unwrap().unwrap();
@@ -156,31 +162,6 @@ async fn a_match_is_stored_and_read_back_exactly() {
         drop(journal);
         db.cleanup().await;
     }
-}
-
-async fn play_rest(journal: &Journal, id: Uuid, mut m: Match) -> Match {
-    let mut i = m.moves().len();
-    while let Some(seat) = m.turn() {
-        let action = match m.legal_moves() {
-            Legal::Bid { .. } => Action::Bid(2),
-            Legal::Play { cards } => Action::Play(cards.first().unwrap()),
-            Legal::None => break,
-        };
-        journal
-            .append(id, ActionRecord { index: i, seat, action, source: ActionSource::Bot, at_ms: 0 })
-            .await
-            .unwrap();
-        let before = m.results().len();
-        m.apply(seat, action).unwrap();
-        if m.results().len() > before {
-            journal.hand(id, m.results().last().unwrap()).await.unwrap();
-        }
-        if let Some(end) = m.result() {
-            journal.finish(id, end).await.unwrap();
-        }
-        i += 1;
-    }
-    m
 }
 
 /// Many tables write at once: group commit keeps every write, in order.
