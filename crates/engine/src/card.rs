@@ -169,6 +169,52 @@ impl Rank {
     }
 }
 
+/// The error returned when a suit or rank name cannot be parsed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("not a {what}: {text:?}")]
+pub struct ParseNameError {
+    /// "suit" or "rank".
+    pub what: &'static str,
+    /// The text that was refused (at most 16 characters).
+    pub text: String,
+}
+
+impl FromStr for Suit {
+    type Err = ParseNameError;
+
+    /// Accepts the letter or the name, in any case: `"H"`, `"hearts"`,
+    /// `"heart"`.
+    fn from_str(s: &str) -> Result<Suit, ParseNameError> {
+        let t = s.trim().to_ascii_lowercase();
+        let mut chars = t.chars();
+        let by_letter = match (chars.next(), chars.next()) {
+            (Some(c), None) => Suit::from_letter(c),
+            _ => None,
+        };
+        by_letter
+            .or_else(|| {
+                Suit::ALL.into_iter().find(|suit| t == suit.name() || t == suit.name().trim_end_matches('s'))
+            })
+            .ok_or_else(|| ParseNameError { what: "suit", text: s.chars().take(16).collect() })
+    }
+}
+
+impl FromStr for Rank {
+    type Err = ParseNameError;
+
+    /// Accepts `2`–`9`, `T` or `10`, `J`, `Q`, `K`, `A`, in any case.
+    fn from_str(s: &str) -> Result<Rank, ParseNameError> {
+        let t = s.trim();
+        let mut chars = t.chars();
+        let rank = match (chars.next(), chars.next(), chars.next()) {
+            (Some(c), None, None) => Rank::from_letter(c),
+            (Some('1'), Some('0'), None) => Some(Rank::Ten),
+            _ => None,
+        };
+        rank.ok_or_else(|| ParseNameError { what: "rank", text: s.chars().take(16).collect() })
+    }
+}
+
 impl fmt::Display for Rank {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}", self.letter())
@@ -542,6 +588,21 @@ mod tests {
         assert!("AX".parse::<Card>().is_err());
         assert!("ASS".parse::<Card>().is_err());
         assert!("".parse::<Card>().is_err());
+    }
+
+    #[test]
+    fn suit_and_rank_names_parse() {
+        for suit in Suit::ALL {
+            assert_eq!(suit.to_string().parse::<Suit>(), Ok(suit));
+            assert_eq!(suit.letter().to_string().parse::<Suit>(), Ok(suit));
+        }
+        assert_eq!("Heart".parse::<Suit>(), Ok(Suit::Hearts));
+        assert!("stars".parse::<Suit>().is_err());
+        for rank in Rank::ALL {
+            assert_eq!(rank.to_string().parse::<Rank>(), Ok(rank));
+        }
+        assert_eq!("10".parse::<Rank>(), Ok(Rank::Ten));
+        assert!("11".parse::<Rank>().is_err());
     }
 
     #[test]

@@ -52,7 +52,7 @@ mod scoring;
 mod seat;
 mod view;
 
-pub use card::{Card, CardSet, CardSetIter, ParseCardError, Rank, Suit};
+pub use card::{Card, CardSet, CardSetIter, ParseCardError, ParseNameError, Rank, Suit};
 pub use deal::{deal, first_dealer};
 pub use error::ActionError;
 pub use game::{Match, Phase, ReplayError};

@@ -157,6 +157,21 @@ impl fmt::Display for Team {
     }
 }
 
+impl FromStr for Team {
+    type Err = ParseSeatError;
+
+    /// Accepts `"north_south"`, `"ns"`, `"east_west"`, `"ew"` (any case,
+    /// with `-`, `_` or nothing between).
+    fn from_str(s: &str) -> Result<Team, ParseSeatError> {
+        let t: String = s.trim().to_ascii_lowercase().chars().filter(|c| c.is_ascii_alphabetic()).collect();
+        match t.as_str() {
+            "northsouth" | "ns" => Ok(Team::NorthSouth),
+            "eastwest" | "ew" => Ok(Team::EastWest),
+            _ => Err(ParseSeatError(s.chars().take(16).collect())),
+        }
+    }
+}
+
 /// One value per seat, indexed by [`Seat`]. Serialised as a JSON array in
 /// seat order (North, East, South, West).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -269,6 +284,9 @@ mod tests {
         assert_eq!("north".parse::<Seat>(), Ok(Seat::North));
         assert_eq!("W".parse::<Seat>(), Ok(Seat::West));
         assert!("middle".parse::<Seat>().is_err());
+        assert_eq!("North-South".parse::<Team>(), Ok(Team::NorthSouth));
+        assert_eq!("ew".parse::<Team>(), Ok(Team::EastWest));
+        assert!("both".parse::<Team>().is_err());
         assert_eq!(serde_json::to_string(&Seat::East).unwrap(), "\"east\"");
         assert_eq!(serde_json::to_string(&Team::EastWest).unwrap(), "\"east_west\"");
         assert_eq!(serde_json::to_string(&BySeat([1, 2, 3, 4])).unwrap(), "[1,2,3,4]");

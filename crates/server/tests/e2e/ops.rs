@@ -132,3 +132,34 @@ async fn origins_cors_and_request_ids() {
     assert!(tokio_tungstenite::connect_async(req).await.is_ok());
     server.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn table_and_connection_caps_refuse_clearly() {
+    let mut config = test_config();
+    config.limits.max_tables = 1;
+    config.limits.max_connections = 1;
+    let server = spawn_server(config).await;
+    server.create_table(TableOptions::default()).await;
+    let resp = server.http.post(server.url("/api/v1/tables")).send().await.unwrap();
+    assert_eq!(resp.status(), 503);
+    let err: ApiError = resp.json().await.unwrap();
+    assert_eq!(err.code, ErrorCode::Capacity);
+    let mut first = server.client().await;
+    match tokio_tungstenite::connect_async(format!("ws://{}/ws", server.addr)).await {
+        Err(tokio_tungstenite::tungstenite::Error::Http(resp)) => assert_eq!(resp.status(), 503),
+        other => panic!("expected a 503, got {other:?}"),
+    }
+    // The first connection is unaffected, and its slot frees when it goes.
+    assert!(matches!(first.request(ClientMessage::Ping).await, spades_protocol::ServerMessage::Pong { .. }));
+    drop(first);
+    let mut again = None;
+    for _ in 0..50 {
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        if let Ok((ws, _)) = tokio_tungstenite::connect_async(format!("ws://{}/ws", server.addr)).await {
+            again = Some(ws);
+            break;
+        }
+    }
+    assert!(again.is_some(), "the freed slot was not reusable");
+    server.stop().await;
+}
