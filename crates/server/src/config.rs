@@ -131,9 +131,10 @@ pub struct LimitsConfig {
     pub ping_interval_secs: u64,
     /// Messages a connection may send per 10 seconds.
     pub messages_per_10s: u32,
-    /// Tables one IP address may create per minute.
+    /// Tables one IP address may create per minute (0: no limit).
     pub tables_per_minute_per_ip: u32,
-    /// WebSocket connections one IP address may open per minute.
+    /// WebSocket connections one IP address may open per minute (0: no
+    /// limit).
     pub connections_per_minute_per_ip: u32,
 }
 
