@@ -9,6 +9,7 @@ use anyhow::Context;
 use axum::Router;
 use axum::http::{HeaderName, HeaderValue, Method, header};
 use axum::routing::get;
+use axum::serve::ListenerExt;
 use dashmap::DashMap;
 use spades_protocol::{ErrorCode, TableOptions, TableSummary};
 use tokio::net::TcpListener;
@@ -358,6 +359,13 @@ pub async fn serve(listener: TcpListener, config: Config, shutdown: Cancellation
     let app = router(Arc::clone(&state)).into_make_service_with_connect_info::<SocketAddr>();
     let addr = listener.local_addr().context("listener address")?;
     info!(%addr, "listening");
+    // Views are small frames written as soon as they exist: Nagle's
+    // algorithm would hold them back for the peer's delayed ACK.
+    let listener = listener.tap_io(|tcp| {
+        if let Err(e) = tcp.set_nodelay(true) {
+            tracing::debug!(error = %e, "could not set TCP_NODELAY");
+        }
+    });
     axum::serve(listener, app).with_graceful_shutdown(shutdown.clone().cancelled_owned()).await?;
     state.tracker.close();
     let grace = Duration::from_secs(state.config.server.shutdown_grace_secs);
