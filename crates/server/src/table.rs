@@ -981,9 +981,6 @@ impl Table {
         if m.apply(seat, action).is_err() {
             return false;
         }
-        if let Some((conn, req)) = ack {
-            self.send_to(conn, &ServerMessage::Ack { req });
-        }
         crate::metrics::action(action, source);
         if let Some(o) = self.seats[seat].as_mut() {
             match source {
@@ -1029,7 +1026,7 @@ impl Table {
             }
         }
         self.arm_turn(now);
-        self.broadcast(now);
+        self.broadcast_with(now, ack);
         crate::metrics::action_latency(started.elapsed());
         true
     }
@@ -1141,22 +1138,42 @@ impl Table {
 
     /// Sends every connection its own view of the table's new state.
     fn broadcast(&mut self, now: Instant) {
+        self.broadcast_with(now, None);
+    }
+
+    /// [`Table::broadcast`], with the acknowledgement of the move that caused
+    /// it queued just before the view of the connection that sent the move,
+    /// so that the connection's task finds both and writes them together.
+    fn broadcast_with(&mut self, now: Instant, ack: Option<(ConnId, Option<u32>)>) {
         self.seq += 1;
         let now_ms = now_ms();
         let seats = self.seat_infos(now, now_ms);
         let clock = self.wire_clock(now, now_ms);
-        // One rendering per seat and one for all spectators.
+        let key = |role: Role| match role {
+            Role::Seat(s) => usize::from(s.index()),
+            Role::Spectator | Role::Left(_) => 4,
+        };
+        // One rendering per seat and one for all spectators, all made before
+        // the first frame is queued.
         let mut cache: [Option<Utf8Bytes>; 5] = Default::default();
+        for c in &self.conns {
+            if cache[key(c.role)].is_none() {
+                cache[key(c.role)] = self.render(c.role, &seats, clock, now_ms);
+            }
+        }
+        let ack = ack.and_then(|(conn, req)| {
+            serde_json::to_string(&ServerMessage::Ack { req }).ok().map(|t| (conn, Utf8Bytes::from(t)))
+        });
         let mut slow = Vec::new();
         for c in &self.conns {
-            let key = match c.role {
-                Role::Seat(s) => usize::from(s.index()),
-                Role::Spectator | Role::Left(_) => 4,
-            };
-            if cache[key].is_none() {
-                cache[key] = self.render(c.role, &seats, clock, now_ms);
+            if let Some((conn, text)) = &ack
+                && *conn == c.id
+                && c.outbox.try_send(text.clone()).is_err()
+            {
+                slow.push(c.id);
+                continue;
             }
-            if let Some(frame) = &cache[key]
+            if let Some(frame) = &cache[key(c.role)]
                 && c.outbox.try_send(frame.clone()).is_err()
             {
                 slow.push(c.id);

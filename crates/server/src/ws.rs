@@ -14,6 +14,7 @@ use axum::extract::ws::{CloseFrame, Message, Utf8Bytes, WebSocket, WebSocketUpgr
 use axum::extract::{ConnectInfo, State};
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
+use futures_util::SinkExt;
 use spades_protocol::{ClientFrame, ClientMessage, ErrorCode, PROTOCOL_VERSION, ServerMessage};
 use tokio::sync::{mpsc, oneshot};
 use tokio::time::Instant;
@@ -37,6 +38,14 @@ pub const CLOSE_TABLE_CLOSED: u16 = 4003;
 /// 1009); between `max_frame_bytes` and this, the client gets a
 /// `frame_too_large` error and the connection stays usable.
 const HARD_MESSAGE_LIMIT: usize = 64 * 1024;
+
+/// Frames queued together (an acknowledgement and the view it caused, say)
+/// are encoded into the socket's write buffer up to this size and written
+/// with one system call; [`write_batch`] flushes before the task waits.
+const WRITE_BUFFER: usize = 16 * 1024;
+
+/// The most frames taken from the outbox for one write.
+const WRITE_BATCH: usize = 16;
 
 /// `GET /ws`: upgrades to a WebSocket.
 pub async fn upgrade(
@@ -69,7 +78,7 @@ pub async fn upgrade(
     let id = state.next_conn_id();
     crate::metrics::connection_opened();
     ws.read_buffer_size(4096)
-        .write_buffer_size(0)
+        .write_buffer_size(WRITE_BUFFER)
         .max_write_buffer_size(256 * 1024)
         .max_message_size(HARD_MESSAGE_LIMIT)
         .max_frame_size(HARD_MESSAGE_LIMIT)
@@ -149,7 +158,7 @@ impl Connection {
                 () = shutdown.cancelled() => break Flow::Close(CLOSE_GOING_AWAY, "server shutting down"),
                 frame = self.inbox.recv(), if self.table.is_some() => match frame {
                     Some(frame) => {
-                        if socket.send(Message::Text(frame)).await.is_err() {
+                        if write_batch(&mut socket, frame, &mut self.inbox).await.is_err() {
                             break Flow::Continue;
                         }
                     }
@@ -340,6 +349,24 @@ impl Connection {
 fn error(req: Option<u32>, code: ErrorCode, message: &str) -> ServerMessage {
     crate::metrics::error(code);
     ServerMessage::Error { req, code, message: message.into() }
+}
+
+/// Writes `first` and whatever else is already waiting in the outbox (up to
+/// [`WRITE_BATCH`] frames) with as few system calls as the write buffer
+/// allows, then flushes.
+async fn write_batch(
+    socket: &mut WebSocket,
+    first: Utf8Bytes,
+    inbox: &mut mpsc::Receiver<Utf8Bytes>,
+) -> Result<(), axum::Error> {
+    socket.feed(Message::Text(first)).await?;
+    for _ in 1..WRITE_BATCH {
+        match inbox.try_recv() {
+            Ok(frame) => socket.feed(Message::Text(frame)).await?,
+            Err(_) => break,
+        }
+    }
+    socket.flush().await
 }
 
 async fn send(socket: &mut WebSocket, msg: &ServerMessage) -> Result<(), axum::Error> {
