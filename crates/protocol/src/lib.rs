@@ -515,6 +515,23 @@ pub enum ServerMessage {
     },
 }
 
+impl ServerMessage {
+    /// The request id this message answers: `None` for views, `hello`, and
+    /// replies to frames that carried no id.
+    #[must_use]
+    pub fn req(&self) -> Option<u32> {
+        match self {
+            ServerMessage::Joined { req, .. }
+            | ServerMessage::Resumed { req, .. }
+            | ServerMessage::Watching { req, .. }
+            | ServerMessage::Ack { req }
+            | ServerMessage::Pong { req }
+            | ServerMessage::Error { req, .. } => *req,
+            ServerMessage::Hello { .. } | ServerMessage::View { .. } => None,
+        }
+    }
+}
+
 /// `POST /api/v1/tables`: create a table.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]

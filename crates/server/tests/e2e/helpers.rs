@@ -177,16 +177,7 @@ impl Client {
     pub async fn reply_to(&mut self, req: u32) -> ServerMessage {
         loop {
             let msg = self.recv().await;
-            let r = match &msg {
-                ServerMessage::Joined { req, .. }
-                | ServerMessage::Resumed { req, .. }
-                | ServerMessage::Watching { req, .. }
-                | ServerMessage::Ack { req }
-                | ServerMessage::Pong { req }
-                | ServerMessage::Error { req, .. } => *req,
-                _ => continue,
-            };
-            if r == Some(req) {
+            if msg.req() == Some(req) {
                 return msg;
             }
         }

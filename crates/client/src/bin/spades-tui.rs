@@ -1,0 +1,117 @@
+//! `spades-tui`: play Spades in a terminal.
+//!
+//! ```sh
+//! spades-tui --url http://127.0.0.1:8080 --name Ann
+//! ```
+//!
+//! The lobby lists the tables (↑/↓, Enter sits, w watches, c creates one);
+//! at a table, type a bid, or choose a card with ←/→ and Enter (or type it:
+//! `QS`, `10H`). The clock shows the time left; refusals are explained on
+//! the status line; a dropped connection is re-established and the seat
+//! resumed on its own. `?` shows every key.
+
+use std::io::Write;
+use std::time::{Duration, Instant};
+
+use clap::Parser;
+use ratatui::Terminal;
+use ratatui::backend::CrosstermBackend;
+use ratatui::crossterm::event::{self, Event as TermEvent, KeyCode, KeyEventKind, KeyModifiers};
+use ratatui::crossterm::execute;
+use ratatui::crossterm::terminal::{
+    EnterAlternateScreen, LeaveAlternateScreen, disable_raw_mode, enable_raw_mode,
+};
+use ratatui::widgets::{Paragraph, Wrap};
+use spades_client::tui::{App, Driver, Effect, Input, Key};
+use spades_client::{Client, SessionOptions};
+use tokio::sync::mpsc;
+
+/// Play Spades in a terminal.
+#[derive(Debug, Parser)]
+#[command(name = "spades-tui", version)]
+struct Args {
+    /// The server.
+    #[arg(long, default_value = "http://127.0.0.1:8080", env = "SPADES_URL")]
+    url: String,
+    /// Your name at the table (1 to 24 characters).
+    #[arg(long, env = "USER", default_value = "Player")]
+    name: String,
+}
+
+fn main() -> anyhow::Result<()> {
+    let args = Args::parse();
+    let client = Client::new(&args.url)?;
+    let name: String = args.name.chars().take(24).collect();
+    let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?;
+
+    enable_raw_mode()?;
+    let mut stdout = std::io::stdout();
+    execute!(stdout, EnterAlternateScreen)?;
+    let result = runtime.block_on(run(client, args.url, name));
+    let _ = disable_raw_mode();
+    let _ = execute!(std::io::stdout(), LeaveAlternateScreen);
+    let _ = std::io::stdout().flush();
+    runtime.shutdown_timeout(Duration::from_secs(1));
+    result
+}
+
+async fn run(client: Client, url: String, name: String) -> anyhow::Result<()> {
+    let mut terminal = Terminal::new(CrosstermBackend::new(std::io::stdout()))?;
+    terminal.clear()?;
+    let mut app = App::new(url, name.clone());
+    let mut driver = Driver::new(client, name, SessionOptions::default());
+    let mut keys = spawn_key_reader();
+    let started = Instant::now();
+    let now = || started.elapsed().as_millis() as u64;
+    let mut tick = tokio::time::interval(Duration::from_millis(250));
+    loop {
+        terminal.draw(|f| {
+            let text = ratatui::text::Text::from(app.lines());
+            f.render_widget(Paragraph::new(text).wrap(Wrap { trim: false }), f.area());
+        })?;
+        let input = tokio::select! {
+            k = keys.recv() => match k {
+                Some(k) => Input::Key(k),
+                None => Input::Key(Key::CtrlC),
+            },
+            i = driver.next_input() => i,
+            _ = tick.tick() => Input::Tick,
+        };
+        for effect in app.update(now(), input) {
+            if effect == Effect::Quit {
+                driver.perform(Effect::CloseSession).await;
+                return Ok(());
+            }
+            driver.perform(effect).await;
+        }
+    }
+}
+
+/// Reads the terminal's key presses on a thread of its own.
+fn spawn_key_reader() -> mpsc::UnboundedReceiver<Key> {
+    let (tx, rx) = mpsc::unbounded_channel();
+    std::thread::spawn(move || {
+        while let Ok(ev) = event::read() {
+            let TermEvent::Key(k) = ev else { continue };
+            if k.kind == KeyEventKind::Release {
+                continue;
+            }
+            let key = match k.code {
+                KeyCode::Char('c') if k.modifiers.contains(KeyModifiers::CONTROL) => Key::CtrlC,
+                KeyCode::Char(c) => Key::Char(c),
+                KeyCode::Enter => Key::Enter,
+                KeyCode::Backspace => Key::Backspace,
+                KeyCode::Esc => Key::Esc,
+                KeyCode::Up => Key::Up,
+                KeyCode::Down => Key::Down,
+                KeyCode::Left => Key::Left,
+                KeyCode::Right => Key::Right,
+                _ => continue,
+            };
+            if tx.send(key).is_err() {
+                break;
+            }
+        }
+    });
+    rx
+}

@@ -1,0 +1,494 @@
+//! One WebSocket connection to the server, without reconnection.
+
+use std::collections::VecDeque;
+use std::net::{IpAddr, SocketAddr};
+use std::time::Duration;
+
+use futures_util::{SinkExt, StreamExt};
+use spades_engine::{Action, Card, Seat};
+use spades_protocol::{ClientFrame, ClientMessage, PROTOCOL_VERSION, ServerMessage};
+use tokio::net::{TcpSocket, TcpStream};
+use tokio_tungstenite::WebSocketStream;
+use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
+use tokio_tungstenite::tungstenite::{Message, Utf8Bytes};
+use uuid::Uuid;
+
+use crate::error::{Error, Result};
+
+/// Where a server is: its REST base and its WebSocket address.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Endpoint {
+    /// `http://host:port`, without a trailing slash.
+    pub http: String,
+    /// `ws://host:port/ws`.
+    pub ws: String,
+    /// The host name or address.
+    pub host: String,
+    /// The port.
+    pub port: u16,
+}
+
+impl Endpoint {
+    /// Reads `http://host:port`, `ws://host:port/ws` or a bare `host:port`.
+    /// Only plain HTTP and WebSockets are supported (put a TLS-terminating
+    /// proxy in front for `https`).
+    ///
+    /// # Errors
+    /// [`Error::Url`] when the address cannot be read or uses TLS.
+    pub fn parse(url: &str) -> Result<Endpoint> {
+        let bad = |why: &str| Error::Url { url: url.to_owned(), why: why.to_owned() };
+        let trimmed = url.trim();
+        let (rest, ws_path) = if let Some(r) = trimmed.strip_prefix("http://") {
+            (r, None)
+        } else if let Some(r) = trimmed.strip_prefix("ws://") {
+            (r, Some(()))
+        } else if trimmed.starts_with("https://") || trimmed.starts_with("wss://") {
+            return Err(bad("TLS is not supported by this client: use http:// or ws://"));
+        } else if trimmed.contains("://") {
+            return Err(bad("expected http://host:port or ws://host:port/ws"));
+        } else {
+            (trimmed, None)
+        };
+        let (authority, path) = match rest.find('/') {
+            Some(i) => (&rest[..i], &rest[i..]),
+            None => (rest, ""),
+        };
+        let (host, port_text) = if let Some(v6) = authority.strip_prefix('[') {
+            let (h, after) = v6.split_once(']').ok_or_else(|| bad("unclosed [ in the address"))?;
+            (h, after.strip_prefix(':'))
+        } else {
+            match authority.rsplit_once(':') {
+                Some((h, p)) => (h, Some(p)),
+                None => (authority, None),
+            }
+        };
+        let port = match port_text {
+            Some(p) => p.parse::<u16>().map_err(|_| bad("the port is not a number"))?,
+            None => 80,
+        };
+        if host.is_empty() {
+            return Err(bad("no host"));
+        }
+        let host = host.to_owned();
+        let shown = if host.contains(':') { format!("[{host}]") } else { host.clone() };
+        let path = path.trim_end_matches('/');
+        let ws = match (ws_path, path) {
+            (Some(()), p) if !p.is_empty() => format!("ws://{shown}:{port}{p}"),
+            _ => format!("ws://{shown}:{port}/ws"),
+        };
+        Ok(Endpoint { http: format!("http://{shown}:{port}"), ws, host, port })
+    }
+
+    /// True when the host is a loopback address (or `localhost`).
+    pub fn is_loopback(&self) -> bool {
+        self.host == "localhost" || self.host.parse::<IpAddr>().is_ok_and(|ip| ip.is_loopback())
+    }
+}
+
+/// How to open a connection.
+#[derive(Debug, Clone)]
+pub struct ConnectOptions {
+    /// Bind the socket to this local address before connecting (e.g. one of
+    /// several loopback addresses, to open more connections than one source
+    /// address has ports).
+    pub source: Option<IpAddr>,
+    /// Time allowed for TCP, the handshake and the server's `hello`.
+    pub connect_timeout: Duration,
+    /// Time [`Connection::request`] waits for a reply.
+    pub request_timeout: Duration,
+    /// The WebSocket read buffer in bytes (tungstenite's default is 128 KiB;
+    /// views are a few KiB, so a small buffer saves memory when a program
+    /// holds thousands of connections).
+    pub read_buffer: usize,
+}
+
+impl Default for ConnectOptions {
+    fn default() -> ConnectOptions {
+        ConnectOptions {
+            source: None,
+            connect_timeout: Duration::from_secs(10),
+            request_timeout: Duration::from_secs(10),
+            read_buffer: 16 * 1024,
+        }
+    }
+}
+
+/// The reply to a `join`: the seat taken and its secret token.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Joined {
+    /// The table.
+    pub table: Uuid,
+    /// The seat taken.
+    pub seat: Seat,
+    /// The seat token: the only way back to the seat after a drop.
+    pub token: String,
+}
+
+/// One WebSocket connection, after the server's `hello`.
+///
+/// Requests get a fresh request id each; [`Connection::request`] and the
+/// helpers built on it (`join`, `bid`, …) wait for the matching reply and
+/// turn a refusal into [`Error::Refused`]. Frames that arrive meanwhile
+/// (views) are kept, in order, for [`Connection::recv`].
+///
+/// A connection does not reconnect; [`crate::Session`] does.
+#[derive(Debug)]
+pub struct Connection {
+    ws: WebSocketStream<TcpStream>,
+    next_req: u32,
+    pending: VecDeque<Utf8Bytes>,
+    server: String,
+    server_time: u64,
+    request_timeout: Duration,
+    last_heard: tokio::time::Instant,
+}
+
+impl Connection {
+    /// Connects to `url` (`http://host:port`, `ws://host:port/ws` or
+    /// `host:port`) and reads the server's `hello`.
+    ///
+    /// # Errors
+    /// A bad address, a failed connection or handshake, or a server speaking
+    /// another protocol version.
+    pub async fn connect(url: &str) -> Result<Connection> {
+        Connection::connect_with(&Endpoint::parse(url)?, &ConnectOptions::default()).await
+    }
+
+    /// Connects with explicit options.
+    ///
+    /// # Errors
+    /// As [`Connection::connect`].
+    pub async fn connect_with(endpoint: &Endpoint, opts: &ConnectOptions) -> Result<Connection> {
+        let fail = |why: String| Error::Connect { url: endpoint.ws.clone(), why };
+        let connect = async {
+            let stream = tcp_connect(endpoint, opts.source).await.map_err(|e| fail(e.to_string()))?;
+            let config = WebSocketConfig::default()
+                .read_buffer_size(opts.read_buffer)
+                .write_buffer_size(0)
+                .max_message_size(Some(4 << 20))
+                .max_frame_size(Some(4 << 20));
+            let (ws, _) =
+                tokio_tungstenite::client_async_with_config(endpoint.ws.as_str(), stream, Some(config))
+                    .await
+                    .map_err(|e| fail(e.to_string()))?;
+            let mut conn = Connection {
+                ws,
+                next_req: 1,
+                pending: VecDeque::new(),
+                server: String::new(),
+                server_time: 0,
+                request_timeout: opts.request_timeout,
+                last_heard: tokio::time::Instant::now(),
+            };
+            match conn.recv().await? {
+                ServerMessage::Hello { protocol, server, server_time } => {
+                    if protocol != PROTOCOL_VERSION {
+                        return Err(Error::Version { got: protocol, expected: PROTOCOL_VERSION });
+                    }
+                    conn.server = server;
+                    conn.server_time = server_time;
+                }
+                other => return Err(Error::Protocol(format!("expected hello, got {other:?}"))),
+            }
+            Ok(conn)
+        };
+        tokio::time::timeout(opts.connect_timeout, connect).await.map_err(|_| Error::Timeout("connecting"))?
+    }
+
+    /// The server's name and version, from its `hello`.
+    pub fn server(&self) -> &str {
+        &self.server
+    }
+
+    /// The server's clock (Unix ms) when it said `hello`.
+    pub fn server_time(&self) -> u64 {
+        self.server_time
+    }
+
+    /// The local address of the socket.
+    pub fn local_addr(&self) -> Option<SocketAddr> {
+        self.ws.get_ref().local_addr().ok()
+    }
+
+    /// A fresh request id.
+    pub fn next_req(&mut self) -> u32 {
+        let req = self.next_req;
+        self.next_req = self.next_req.wrapping_add(1).max(1);
+        req
+    }
+
+    /// Sends a message with a fresh request id and returns the id (without
+    /// waiting for the reply).
+    ///
+    /// # Errors
+    /// [`Error::Closed`] when the connection is gone.
+    pub async fn send(&mut self, msg: ClientMessage) -> Result<u32> {
+        let req = self.next_req();
+        self.send_frame(&ClientFrame { req: Some(req), msg }).await?;
+        Ok(req)
+    }
+
+    /// Sends a frame as it is.
+    ///
+    /// # Errors
+    /// [`Error::Closed`] when the connection is gone.
+    pub async fn send_frame(&mut self, frame: &ClientFrame) -> Result<()> {
+        let text = serde_json::to_string(frame).map_err(|e| Error::Protocol(e.to_string()))?;
+        self.send_text(text).await
+    }
+
+    /// Sends a raw text frame.
+    ///
+    /// # Errors
+    /// [`Error::Closed`] when the connection is gone.
+    pub async fn send_text(&mut self, text: impl Into<Utf8Bytes>) -> Result<()> {
+        self.ws.send(Message::Text(text.into())).await.map_err(closed)
+    }
+
+    /// The next text frame from the server, raw (the server only sends
+    /// text). Keep-alive pings are answered on the way.
+    ///
+    /// # Errors
+    /// [`Error::Closed`] when the connection ends, with the server's close
+    /// code if it sent one.
+    pub async fn recv_text(&mut self) -> Result<Utf8Bytes> {
+        if let Some(text) = self.pending.pop_front() {
+            return Ok(text);
+        }
+        self.read_socket().await
+    }
+
+    async fn read_socket(&mut self) -> Result<Utf8Bytes> {
+        loop {
+            let next = self.ws.next().await;
+            self.last_heard = tokio::time::Instant::now();
+            match next {
+                Some(Ok(Message::Text(text))) => return Ok(text),
+                Some(Ok(Message::Binary(_))) => {
+                    return Err(Error::Protocol("a binary frame".into()));
+                }
+                Some(Ok(Message::Ping(_) | Message::Pong(_) | Message::Frame(_))) => {}
+                Some(Ok(Message::Close(frame))) => {
+                    let (code, reason) = match frame {
+                        Some(f) => (Some(u16::from(f.code)), f.reason.as_str().to_owned()),
+                        None => (None, "closed without a reason".to_owned()),
+                    };
+                    return Err(Error::Closed { code, reason });
+                }
+                Some(Err(e)) => return Err(closed(e)),
+                None => return Err(Error::Closed { code: None, reason: "the connection ended".into() }),
+            }
+        }
+    }
+
+    /// When a frame of any kind (pings and pongs included) last arrived.
+    pub fn last_heard(&self) -> tokio::time::Instant {
+        self.last_heard
+    }
+
+    /// Sends a WebSocket ping (the server answers with a pong frame, which
+    /// counts for [`Connection::last_heard`]).
+    ///
+    /// # Errors
+    /// [`Error::Closed`] when the connection is gone.
+    pub async fn send_ping(&mut self) -> Result<()> {
+        self.ws.send(Message::Ping(Default::default())).await.map_err(closed)
+    }
+
+    /// The next message from the server.
+    ///
+    /// # Errors
+    /// [`Error::Closed`] when the connection ends; [`Error::Protocol`] for
+    /// a frame the protocol does not describe.
+    pub async fn recv(&mut self) -> Result<ServerMessage> {
+        let text = self.recv_text().await?;
+        parse(&text)
+    }
+
+    /// Sends `msg` and waits for its reply (`joined`, `resumed`, `watching`,
+    /// `ack` or `pong`); frames that arrive meanwhile are kept for
+    /// [`Connection::recv`].
+    ///
+    /// # Errors
+    /// [`Error::Refused`] when the server refuses, [`Error::Timeout`] when no
+    /// reply comes within the request timeout, [`Error::Closed`].
+    pub async fn request(&mut self, msg: ClientMessage) -> Result<ServerMessage> {
+        let req = self.send(msg).await?;
+        let wait = self.request_timeout;
+        tokio::time::timeout(wait, self.reply_to(req))
+            .await
+            .map_err(|_| Error::Timeout("waiting for a reply"))?
+    }
+
+    async fn reply_to(&mut self, req: u32) -> Result<ServerMessage> {
+        loop {
+            let text = self.read_socket().await?;
+            let msg = parse(&text)?;
+            if msg.req() == Some(req) {
+                return match msg {
+                    ServerMessage::Error { code, message, .. } => Err(Error::Refused { code, message }),
+                    other => Ok(other),
+                };
+            }
+            self.pending.push_back(text);
+        }
+    }
+
+    /// Takes a seat (the first empty one when `seat` is `None`).
+    ///
+    /// # Errors
+    /// [`Error::Refused`] (`table_full`, `seat_taken`, …) or a connection
+    /// error.
+    pub async fn join(&mut self, table: Uuid, name: &str, seat: Option<Seat>) -> Result<Joined> {
+        match self.request(ClientMessage::Join { table, name: name.to_owned(), seat }).await? {
+            ServerMessage::Joined { table, seat, token, .. } => Ok(Joined { table, seat, token }),
+            other => Err(Error::Protocol(format!("expected joined, got {other:?}"))),
+        }
+    }
+
+    /// Comes back to a seat with its token; returns the seat.
+    ///
+    /// # Errors
+    /// [`Error::Refused`] (`invalid_token`, `table_not_found`, …) or a
+    /// connection error.
+    pub async fn resume(&mut self, table: Uuid, token: &str) -> Result<Seat> {
+        match self.request(ClientMessage::Resume { table, token: token.to_owned() }).await? {
+            ServerMessage::Resumed { seat, .. } => Ok(seat),
+            other => Err(Error::Protocol(format!("expected resumed, got {other:?}"))),
+        }
+    }
+
+    /// Watches a table as a spectator.
+    ///
+    /// # Errors
+    /// [`Error::Refused`] or a connection error.
+    pub async fn watch(&mut self, table: Uuid) -> Result<()> {
+        self.request(ClientMessage::Watch { table }).await.map(drop)
+    }
+
+    /// Owner: starts the match.
+    ///
+    /// # Errors
+    /// [`Error::Refused`] (`seats_empty`, `invalid_token`, …) or a connection
+    /// error.
+    pub async fn start(&mut self, owner_token: &str) -> Result<()> {
+        self.request(ClientMessage::Start { owner_token: owner_token.to_owned() }).await.map(drop)
+    }
+
+    /// Owner: a bot in every empty seat.
+    ///
+    /// # Errors
+    /// [`Error::Refused`] or a connection error.
+    pub async fn add_bots(&mut self, owner_token: &str) -> Result<()> {
+        self.request(ClientMessage::AddBots { owner_token: owner_token.to_owned() }).await.map(drop)
+    }
+
+    /// Bids or plays and waits for the `ack` (the new view follows).
+    ///
+    /// # Errors
+    /// [`Error::Refused`] with the reason (`must_follow_suit`, …) or a
+    /// connection error.
+    pub async fn act(&mut self, action: Action) -> Result<()> {
+        self.request(action_message(action)).await.map(drop)
+    }
+
+    /// Bids (0 is nil).
+    ///
+    /// # Errors
+    /// As [`Connection::act`].
+    pub async fn bid(&mut self, bid: u8) -> Result<()> {
+        self.act(Action::Bid(bid)).await
+    }
+
+    /// Plays a card.
+    ///
+    /// # Errors
+    /// As [`Connection::act`].
+    pub async fn play(&mut self, card: Card) -> Result<()> {
+        self.act(Action::Play(card)).await
+    }
+
+    /// Says the client is closing on purpose (the seat is held for the short
+    /// grace), then closes the connection.
+    ///
+    /// # Errors
+    /// Never fails for a connection that is already gone.
+    pub async fn close(mut self) -> Result<()> {
+        let _ = self.send(ClientMessage::Closing).await;
+        self.close_now().await;
+        Ok(())
+    }
+
+    /// Sends a close frame and waits briefly for the server's.
+    pub(crate) async fn close_now(&mut self) {
+        let _ = tokio::time::timeout(Duration::from_secs(2), async {
+            let _ = self.ws.close(None).await;
+            while let Some(Ok(_)) = self.ws.next().await {}
+        })
+        .await;
+    }
+}
+
+/// The message for a bid or a card.
+pub fn action_message(action: Action) -> ClientMessage {
+    match action {
+        Action::Bid(bid) => ClientMessage::Bid { bid },
+        Action::Play(card) => ClientMessage::Play { card },
+    }
+}
+
+fn parse(text: &str) -> Result<ServerMessage> {
+    serde_json::from_str(text).map_err(|e| Error::Protocol(format!("{e}: {text}")))
+}
+
+fn closed(e: tokio_tungstenite::tungstenite::Error) -> Error {
+    Error::Closed { code: None, reason: e.to_string() }
+}
+
+/// Opens a TCP connection to the endpoint, from `source` if given, with
+/// Nagle's algorithm off (every frame is a whole message).
+pub(crate) async fn tcp_connect(endpoint: &Endpoint, source: Option<IpAddr>) -> std::io::Result<TcpStream> {
+    let mut last = None;
+    for addr in tokio::net::lookup_host((endpoint.host.as_str(), endpoint.port)).await? {
+        let socket = if addr.is_ipv4() { TcpSocket::new_v4()? } else { TcpSocket::new_v6()? };
+        if let Some(src) = source.filter(|s| s.is_ipv4() == addr.is_ipv4()) {
+            socket.set_reuseaddr(true)?;
+            socket.bind(SocketAddr::new(src, 0))?;
+        }
+        match socket.connect(addr).await {
+            Ok(stream) => {
+                stream.set_nodelay(true)?;
+                return Ok(stream);
+            }
+            Err(e) => last = Some(e),
+        }
+    }
+    Err(last.unwrap_or_else(|| std::io::Error::other("the host has no address")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn endpoints() {
+        let e = Endpoint::parse("http://127.0.0.1:8080").unwrap();
+        assert_eq!(e.http, "http://127.0.0.1:8080");
+        assert_eq!(e.ws, "ws://127.0.0.1:8080/ws");
+        assert!(e.is_loopback());
+        let e = Endpoint::parse("ws://localhost:9000/ws").unwrap();
+        assert_eq!((e.host.as_str(), e.port), ("localhost", 9000));
+        assert_eq!(e.http, "http://localhost:9000");
+        let e = Endpoint::parse("cards.example:81/").unwrap();
+        assert_eq!(e.ws, "ws://cards.example:81/ws");
+        assert!(!e.is_loopback());
+        let e = Endpoint::parse("http://[::1]:8080").unwrap();
+        assert_eq!(e.host, "::1");
+        assert_eq!(e.ws, "ws://[::1]:8080/ws");
+        assert!(e.is_loopback());
+        assert_eq!(Endpoint::parse("http://cards.example").unwrap().port, 80);
+        assert!(Endpoint::parse("https://cards.example").is_err());
+        assert!(Endpoint::parse("ftp://x").is_err());
+        assert!(Endpoint::parse("http://host:port").is_err());
+    }
+}

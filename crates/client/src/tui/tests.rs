@@ -1,0 +1,300 @@
+//! The state machine, without terminal or network.
+
+use std::time::Duration;
+
+use spades_engine::{Action, Match, Rules, Seat};
+use spades_protocol::{
+    Clock, ClockKind, CreatedTable, ErrorCode, SeatInfo, SeatKind, SeatStatus, TableOptions, TablePhase,
+    TableSummary, TableView,
+};
+use uuid::Uuid;
+
+use super::*;
+
+const TABLE: Uuid = Uuid::from_u128(7);
+
+fn seats(status: SeatStatus) -> [SeatInfo; 4] {
+    Seat::ALL.map(|seat| SeatInfo {
+        seat,
+        name: Some(seat.name().to_owned()),
+        kind: Some(SeatKind::Human),
+        status,
+        away_until: None,
+        timeouts: 0,
+    })
+}
+
+fn view_of(m: Option<&Match>, you: Seat, server_time: u64) -> TableView {
+    let game = m.map(|m| m.view(Some(you)));
+    let phase = match game.as_ref().map(|g| g.phase) {
+        None => TablePhase::Lobby,
+        Some(spades_engine::Phase::Bidding) => TablePhase::Bidding,
+        Some(spades_engine::Phase::Playing) => TablePhase::Playing,
+        Some(spades_engine::Phase::MatchOver) => TablePhase::Finished,
+    };
+    let clock = game.as_ref().and_then(|g| g.turn).map(|seat| Clock {
+        seat,
+        kind: if phase == TablePhase::Bidding { ClockKind::Bid } else { ClockKind::Card },
+        deadline: server_time + 30_000,
+        duration_ms: 30_000,
+    });
+    TableView {
+        table: TABLE,
+        name: "Practice".into(),
+        phase,
+        options: TableOptions::default(),
+        you: Some(you),
+        seats: seats(SeatStatus::Present),
+        game,
+        clock,
+        last_action: None,
+        server_time,
+    }
+}
+
+fn summary(name: &str, id: u128) -> TableSummary {
+    TableSummary {
+        table: Uuid::from_u128(id),
+        name: name.into(),
+        phase: TablePhase::Lobby,
+        options: TableOptions::default(),
+        seats: seats(SeatStatus::Empty),
+        open_seats: 4,
+        spectators: 0,
+        hand_number: 0,
+        scores: [0, 0],
+        created_at: 0,
+    }
+}
+
+fn text(app: &App) -> String {
+    plain(&app.lines()).join("\n")
+}
+
+fn key(app: &mut App, k: Key) -> Vec<Effect> {
+    let now = app.now_ms;
+    app.update(now, Input::Key(k))
+}
+
+fn typed(app: &mut App, s: &str) -> Vec<Effect> {
+    let mut fx = Vec::new();
+    for c in s.chars() {
+        fx.extend(key(app, Key::Char(c)));
+    }
+    fx.extend(key(app, Key::Enter));
+    fx
+}
+
+/// An app seated at `TABLE` as `seat` (owner when `owner`).
+fn seated(seat: Seat, owner: bool) -> App {
+    let mut app = App::new("http://127.0.0.1:8080", "Ann");
+    app.update(
+        0,
+        Input::Attached(Ok(Attached {
+            table: TABLE,
+            seat: Some(seat),
+            owner_token: owner.then(|| "owner-secret".to_owned()),
+        })),
+    );
+    app
+}
+
+fn show(app: &mut App, now: u64, view: TableView) {
+    app.update(now, Input::Session(Event::View { seq: 1, view: Box::new(view) }));
+}
+
+#[test]
+fn the_lobby_lists_refreshes_creates_and_joins() {
+    let mut app = App::new("http://127.0.0.1:8080", "Ann");
+    assert_eq!(app.update(0, Input::Tick), vec![Effect::ListTables]);
+    assert!(app.update(100, Input::Tick).is_empty(), "one list request at a time");
+    app.update(200, Input::Tables(Ok(vec![summary("Friday night", 1), summary("Practice", 2)])));
+    let screen = text(&app);
+    assert!(screen.contains("> Friday night"), "{screen}");
+    assert!(screen.contains("Practice"));
+    assert!(app.update(3000, Input::Tick).is_empty());
+    assert_eq!(app.update(5200, Input::Tick), vec![Effect::ListTables], "refreshes every 5 s");
+
+    key(&mut app, Key::Down);
+    assert!(text(&app).contains("> Practice"));
+    assert_eq!(
+        key(&mut app, Key::Enter),
+        vec![Effect::Join { table: Uuid::from_u128(2), seat: None, owner_token: None }]
+    );
+    assert_eq!(key(&mut app, Key::Char('w')), vec![Effect::Watch { table: Uuid::from_u128(2) }]);
+
+    key(&mut app, Key::Char('c'));
+    assert!(text(&app).contains("New table name"));
+    assert_eq!(typed(&mut app, "Late game"), vec![Effect::CreateTable { name: "Late game".into() }]);
+    let created = CreatedTable { table: TABLE, owner_token: "owner-secret".into() };
+    assert_eq!(
+        app.update(6000, Input::Created(Ok(created))),
+        vec![Effect::Join { table: TABLE, seat: None, owner_token: Some("owner-secret".into()) }]
+    );
+    app.update(6100, Input::Attached(Err("the table is full (table_full)".into())));
+    assert!(text(&app).contains("could not sit down: the table is full"));
+    assert_eq!(key(&mut app, Key::Char('q')), vec![Effect::Quit]);
+}
+
+#[test]
+fn the_owner_adds_bots_and_starts() {
+    let mut app = seated(Seat::North, true);
+    show(&mut app, 10, view_of(None, Seat::North, 1_000));
+    assert!(text(&app).contains("You own the table"));
+    assert_eq!(
+        key(&mut app, Key::Char('b')),
+        vec![Effect::Send(Command::AddBots { owner_token: "owner-secret".into() })]
+    );
+    assert_eq!(
+        typed(&mut app, "/start"),
+        vec![Effect::Send(Command::Start { owner_token: "owner-secret".into() })]
+    );
+
+    let mut guest = seated(Seat::East, false);
+    show(&mut guest, 10, view_of(None, Seat::East, 1_000));
+    assert!(key(&mut guest, Key::Char('s')).is_empty());
+    assert!(text(&guest).contains("only the table's owner can start"), "{}", text(&guest));
+}
+
+#[test]
+fn bids_are_typed_and_bad_ones_explained() {
+    let m = Match::new(Rules::default(), 11);
+    let me = m.turn().unwrap();
+    let mut app = seated(me, false);
+    show(&mut app, 1_000, view_of(Some(&m), me, 50_000));
+    let screen = text(&app);
+    assert!(screen.contains("Your bid (0–13, 0 = nil)"), "{screen}");
+    // The clock: 30 s at the view, 7 s later 23 s are left.
+    app.update(8_000, Input::Tick);
+    assert!(text(&app).contains("0:23 left"), "{}", text(&app));
+
+    assert_eq!(typed(&mut app, "4"), vec![Effect::Send(Command::Bid(4))]);
+    assert!(typed(&mut app, "5").is_empty(), "one move at a time");
+    assert!(text(&app).contains("waiting for the server's answer"));
+    app.update(
+        8_500,
+        Input::Session(Event::Refused {
+            req: Some(1),
+            code: ErrorCode::NotYourTurn,
+            message: "not your turn (it is East's turn)".into(),
+        }),
+    );
+    assert!(text(&app).contains("! not your turn (it is East's turn)"));
+    assert_eq!(typed(&mut app, "nil"), vec![Effect::Send(Command::Bid(0))]);
+    show(&mut app, 8_600, view_of(Some(&m), me, 50_000));
+    assert!(typed(&mut app, "four").is_empty());
+    assert!(text(&app).contains("\"four\" is not a bid"), "{}", text(&app));
+    // The server's refusal is shown as it is.
+    app.update(
+        9_000,
+        Input::Session(Event::Refused {
+            req: Some(3),
+            code: ErrorCode::BidOutOfRange,
+            message: "bid must be 0..=13 (got 14)".into(),
+        }),
+    );
+    assert!(text(&app).contains("! bid must be 0..=13 (got 14)"));
+    app.update(9_100, Input::Session(Event::Ack { req: 4 }));
+    assert!(!text(&app).contains("got 14"), "an accepted move clears the refusal");
+}
+
+#[test]
+fn cards_are_chosen_with_arrows_or_typed() {
+    let mut m = Match::new(Rules::default(), 12);
+    for _ in 0..4 {
+        let s = m.turn().unwrap();
+        m.apply(s, Action::Bid(3)).unwrap();
+    }
+    let me = m.turn().unwrap();
+    let mut app = seated(me, false);
+    show(&mut app, 0, view_of(Some(&m), me, 1));
+    let hand: Vec<_> = m.view(Some(me)).hand.unwrap().into_iter().collect();
+    let Legal::Play { cards } = m.legal_moves() else { panic!("not playing") };
+    let first_legal = hand.iter().position(|c| cards.contains(*c)).unwrap();
+    assert_eq!(app.table().unwrap().cursor, first_legal);
+    assert!(text(&app).contains(&format!("[{}]", hand[first_legal])));
+    assert_eq!(key(&mut app, Key::Enter), vec![Effect::Send(Command::Play(hand[first_legal]))]);
+    show(&mut app, 1, view_of(Some(&m), me, 1));
+    key(&mut app, Key::Right);
+    let next = (first_legal + 1).min(hand.len() - 1);
+    assert_eq!(key(&mut app, Key::Enter), vec![Effect::Send(Command::Play(hand[next]))]);
+    show(&mut app, 2, view_of(Some(&m), me, 1));
+    assert_eq!(
+        typed(&mut app, &hand[0].to_string().to_lowercase()),
+        vec![Effect::Send(Command::Play(hand[0]))]
+    );
+    show(&mut app, 3, view_of(Some(&m), me, 1));
+    assert!(typed(&mut app, "ZZ").is_empty());
+    assert!(text(&app).contains("\"ZZ\" is not a card"));
+    app.update(
+        5,
+        Input::Session(Event::Refused {
+            req: Some(9),
+            code: ErrorCode::MustFollowSuit,
+            message: "you must follow the led suit (hearts)".into(),
+        }),
+    );
+    assert!(text(&app).contains("you must follow the led suit (hearts)"));
+}
+
+#[test]
+fn a_dropped_connection_is_shown_and_recovered() {
+    let m = Match::new(Rules::default(), 13);
+    let mut app = seated(Seat::South, false);
+    show(&mut app, 0, view_of(Some(&m), Seat::South, 1));
+    assert!(text(&app).contains("connected"));
+    app.update(
+        100,
+        Input::Session(Event::Disconnected {
+            reason: "connection closed: the connection ended".into(),
+            attempt: 2,
+            retry_in: Duration::from_millis(2_000),
+        }),
+    );
+    let screen = text(&app);
+    assert!(screen.contains("reconnecting in 0:02 (attempt 2)"), "{screen}");
+    assert_eq!(
+        key(&mut app, Key::Enter).len() + typed(&mut app, "3").len(),
+        1,
+        "commands are still handed to the session, which reports them unsent"
+    );
+    app.update(200, Input::Session(Event::Unsent { req: 5, reason: "reconnecting".into() }));
+    assert!(text(&app).contains("not sent"));
+    app.update(2_300, Input::Session(Event::Reconnected { attempts: 2 }));
+    show(&mut app, 2_310, view_of(Some(&m), Seat::South, 3_000));
+    let screen = text(&app);
+    assert!(screen.contains("your seat is back"), "{screen}");
+    assert!(!screen.contains("reconnecting"));
+}
+
+#[test]
+fn leaving_a_match_needs_two_escapes() {
+    let m = Match::new(Rules::default(), 14);
+    let mut app = seated(Seat::West, false);
+    show(&mut app, 0, view_of(Some(&m), Seat::West, 1));
+    assert!(key(&mut app, Key::Esc).is_empty());
+    assert!(text(&app).contains("press Esc again"));
+    assert_eq!(key(&mut app, Key::Esc), vec![Effect::CloseSession, Effect::ListTables]);
+    assert!(matches!(app.screen, Screen::Lobby(_)));
+}
+
+#[test]
+fn the_end_of_the_match_is_announced() {
+    let rules = Rules { match_end: spades_engine::MatchEnd::Hands(5), ..Rules::default() };
+    let mut m = Match::new(rules, 15);
+    while let Some(s) = m.turn() {
+        let v = m.view(Some(s));
+        let a = match v.legal {
+            Legal::Bid { .. } => Action::Bid(3),
+            Legal::Play { cards } => Action::Play(cards.first().unwrap()),
+            Legal::None => unreachable!(),
+        };
+        m.apply(s, a).unwrap();
+    }
+    let mut app = seated(Seat::North, false);
+    show(&mut app, 0, view_of(Some(&m), Seat::North, 1));
+    let screen = text(&app);
+    assert!(screen.contains("Match over"), "{screen}");
+    assert!(screen.contains("after 5 hands"));
+    assert_eq!(key(&mut app, Key::Enter), vec![Effect::CloseSession, Effect::ListTables]);
+}

@@ -1,0 +1,177 @@
+#!/usr/bin/env bash
+# The Spades server's capacity benchmark: one command from a clean clone.
+#
+#   scripts/bench.sh                 # the full run (about 12 minutes)
+#   BENCH_QUICK=1 scripts/bench.sh   # a short run (about 3 minutes) to try it
+#
+# Builds the release binaries, then runs four scenarios, each against a
+# fresh server on loopback with the load generator beside it on the same
+# machine:
+#   1. capacity:   tables at a human pace (1 s think time), raised step by
+#                  step until p99 latency passes 50 ms or anything fails;
+#   2. throughput: 200 tables at think time 0;
+#   3. memory:     server RSS per idle table and per idle connection;
+#   4. raw ceiling: a bare tokio-tungstenite echo server (spades-echo) under
+#                  the same load generator, for scale.
+# The server keeps its event log in memory (storage.in_memory), so the disk
+# is not what is measured. Figures go to stdout and to JSON files in
+# $BENCH_OUT (default target/bench); summary.md and summary.json hold the
+# table against the targets. See docs/benchmarks.md.
+#
+# Settings (environment):
+#   BENCH_QUICK=1          short steps and windows
+#   BENCH_OUT=dir          where the reports go (default target/bench)
+#   BENCH_ONLY="a b"       only these scenarios (capacity throughput memory echo)
+#   BENCH_STEPS=1000,2000  capacity steps (default: 1000 to the fd limit)
+#   BENCH_HOLD=60          seconds each capacity step is held
+#   BENCH_DURATION=30      seconds measured in the throughput and echo runs
+#   BENCH_SERVER_BIN=path  a server binary other than target/release/spades-server
+#   BENCH_PORT=18400       first port used (three are used)
+#   BENCH_NO_BUILD=1       use the binaries already built
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$(pwd)
+
+quick=${BENCH_QUICK:-0}
+out=${BENCH_OUT:-$root/target/bench}
+only=${BENCH_ONLY:-"memory throughput echo capacity"}
+port=${BENCH_PORT:-18400}
+bin=$root/target/release
+server_bin=${BENCH_SERVER_BIN:-$bin/spades-server}
+mkdir -p "$out"
+for s in $only; do rm -f "$out/$s.json"; done
+
+if [ "$quick" = 1 ]; then
+  hold=${BENCH_HOLD:-15}; settle=5; duration=${BENCH_DURATION:-10}; warmup=3
+  mem_tables=1000; mem_conns=2000
+else
+  hold=${BENCH_HOLD:-60}; settle=10; duration=${BENCH_DURATION:-30}; warmup=5
+  mem_tables=5000; mem_conns=10000
+fi
+
+say() { printf '\n== %s\n' "$*" >&2; }
+
+# Every connection is a file descriptor, in the server and in the load
+# generator: raise the soft limit to the hard one.
+ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
+fds=$(ulimit -n)
+# Each process needs some descriptors besides its table sockets (the load
+# generator's REST calls, tables being replaced): keep 200 spare.
+max_tables=$(( (fds - 200) / 4 ))
+if [ -n "${BENCH_STEPS:-}" ]; then
+  steps=$BENCH_STEPS
+elif [ "$quick" = 1 ]; then
+  steps="250,500,1000"
+else
+  steps=""
+  for t in 1000 2000 3000 4000 5000 6000 8000 10000 12000; do
+    if [ "$t" -le "$max_tables" ]; then steps="$steps${steps:+,}$t"; else
+      steps="$steps${steps:+,}$max_tables"; break; fi
+  done
+fi
+
+if [ "${BENCH_NO_BUILD:-0}" != 1 ]; then
+  say "building release binaries"
+  cargo build --release -p spades-server -p spades-client >&2
+fi
+
+pids=()
+cleanup() {
+  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+  for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
+}
+trap cleanup EXIT INT TERM
+
+# start_server PORT: a fresh server with the limits that protect a public
+# server out of the way (they would refuse the load generator: one address
+# opening thousands of connections and tables a minute).
+start_server() {
+  local p=$1
+  SPADES_SERVER__BIND=127.0.0.1:$p \
+  SPADES_STORAGE__IN_MEMORY=true \
+  SPADES_TABLES__BOT=rule \
+  SPADES_LIMITS__MAX_TABLES=1000000 \
+  SPADES_LIMITS__MAX_CONNECTIONS=1000000 \
+  SPADES_LIMITS__MESSAGES_PER_10S=1000000000 \
+  SPADES_LIMITS__TABLES_PER_MINUTE_PER_IP=1000000000 \
+  SPADES_LIMITS__CONNECTIONS_PER_MINUTE_PER_IP=1000000000 \
+  SPADES_LOG__FILTER=warn \
+    "$server_bin" >"$out/server-$p.log" 2>&1 &
+  server_pid=$!
+  pids+=("$server_pid")
+  for _ in $(seq 1 100); do
+    if curl -sf "http://127.0.0.1:$p/healthz" >/dev/null 2>&1; then return 0; fi
+    if ! kill -0 "$server_pid" 2>/dev/null; then
+      echo "the server did not start; see $out/server-$p.log" >&2; cat "$out/server-$p.log" >&2; exit 1
+    fi
+    sleep 0.1
+  done
+  echo "the server did not answer on port $p" >&2; exit 1
+}
+
+stop() {
+  kill "$1" 2>/dev/null || true
+  wait "$1" 2>/dev/null || true
+}
+
+load=$bin/spades-load
+want() { case " $only " in *" $1 "*) return 0 ;; *) return 1 ;; esac; }
+
+{
+  echo "date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
+  echo "commit: $(git rev-parse --short HEAD 2>/dev/null || echo unknown)$(git diff --quiet 2>/dev/null || echo ' (with local changes)')"
+  echo "cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | xargs) x $(nproc)"
+  echo "kernel: $(uname -r)"
+  echo "open files: $fds"
+  echo "quick: $quick"
+} | tee "$out/machine.txt" >&2
+
+if want memory; then
+  say "3. memory: $mem_tables idle tables, then $mem_conns idle connections"
+  start_server "$port"
+  "$load" memory --url "http://127.0.0.1:$port" --server-pid "$server_pid" \
+    --tables "$mem_tables" --connections "$mem_conns" --json-out "$out/memory.json"
+  stop "$server_pid"
+fi
+
+if want throughput; then
+  say "2. throughput: 200 tables, think time 0, ${duration} s"
+  start_server $((port + 1))
+  "$load" run --url "http://127.0.0.1:$((port + 1))" --server-pid "$server_pid" \
+    --tables 200 --think-ms 0 --warmup "$warmup" --duration "$duration" \
+    --json-out "$out/throughput.json" || echo "(the throughput run had failures)" >&2
+  # The same 200 tables with a 4 ms think time: at think time 0 every table
+  # always has a move in flight, so the latency is the queue (200 moves /
+  # actions per second); a short pause shows the latency at a similar rate
+  # without that queue. Reported beside the scenario, not instead of it.
+  say "2b. throughput: 200 tables, think time 4 ms, ${duration} s"
+  "$load" run --url "http://127.0.0.1:$((port + 1))" --server-pid "$server_pid" \
+    --tables 200 --think-ms 4 --warmup "$warmup" --duration "$duration" \
+    --json-out "$out/throughput-think4.json" || echo "(the throughput run had failures)" >&2
+  stop "$server_pid"
+fi
+
+if want echo; then
+  say "4. raw ceiling: spades-echo under the same load (200 tables' worth, think time 0)"
+  "$bin/spades-echo" --bind "127.0.0.1:$((port + 2))" 2>"$out/echo-server.log" &
+  echo_pid=$!
+  pids+=("$echo_pid")
+  sleep 0.5
+  "$load" run --mode echo --url "ws://127.0.0.1:$((port + 2))/ws" --server-pid "$echo_pid" \
+    --tables 200 --think-ms 0 --warmup "$warmup" --duration "$duration" \
+    --json-out "$out/echo.json" || echo "(the echo run had failures)" >&2
+  stop "$echo_pid"
+fi
+
+if want capacity; then
+  say "1. capacity: steps $steps, think time 1 s, each held ${hold} s, p99 limit 50 ms"
+  start_server "$port"
+  "$load" capacity --url "http://127.0.0.1:$port" --server-pid "$server_pid" \
+    --steps "$steps" --think-ms 1000 --hold "$hold" --settle "$settle" --p99-ms 50 \
+    --json-out "$out/capacity.json"
+  stop "$server_pid"
+fi
+
+say "summary (also in $out/summary.md and $out/summary.json)"
+"$load" summary --capacity "$out/capacity.json" --throughput "$out/throughput.json" \
+  --echo "$out/echo.json" --memory "$out/memory.json" --json-out "$out/summary.json" | tee "$out/summary.md"
