@@ -163,7 +163,11 @@ export function handCards(page) {
   return page.$$eval('#hand .card', (els) => els.map((e) => e.dataset.card));
 }
 
-/** Plays a card by clicking it and waits until it has left the hand. */
+/**
+ * Plays a card by clicking it and waits until it has left the hand, or, for
+ * the hand's last card, until the hand's scoring shows: the next deal may
+ * hold the same card again, and the hand keeps a card's element across views.
+ */
 export async function playCard(page, card, { keyboard = false } = {}) {
   const sel = `#hand .card[data-card="${card}"]`;
   if (keyboard) {
@@ -172,5 +176,9 @@ export async function playCard(page, card, { keyboard = false } = {}) {
   } else {
     await page.click(sel);
   }
-  await page.waitForSelector(sel, { state: 'detached', timeout: 10000 });
+  await page.waitForFunction(
+    (sel) => !document.querySelector(sel) || document.querySelector('dialog#hand-scoring[open]'),
+    sel,
+    { timeout: 10000 },
+  );
 }
