@@ -26,10 +26,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use serde::Serialize;
-use spades_engine::{
-    Action, ActionError, BySeat, ByTeam, Event, Events, Hand, HandPhase, HandResult, Legal, MatchResult,
-    Outcome, Phase, Rules, Seat, SeatView, Team, Trick, deal, first_dealer, match_end,
-};
+use spades_engine::{Action, HandResult, Match, MatchResult, Outcome, Rules, Seat, Team, first_dealer};
 
 use crate::{Budget, Strength, decide_with, rng};
 
@@ -133,144 +130,10 @@ impl Config {
     }
 }
 
-// ---------------------------------------------------------------------------
-// A match driver that can rotate the deal
-// ---------------------------------------------------------------------------
-
-/// A match like [`spades_engine::Match`], except that every deal can be
-/// rotated by a number of seats (with the dealer). Rotation 0 plays exactly
-/// the deals, dealers and views of `Match::new(rules, seed)`.
-#[derive(Debug, Clone)]
-pub struct Table {
-    rules: Rules,
-    seed: u64,
-    hand_number: u16,
-    hand: Hand,
-    scores: ByTeam<i32>,
-    bags: ByTeam<u8>,
-    results: Vec<HandResult>,
-    result: Option<MatchResult>,
-    last_trick: Option<Trick>,
-}
-
-impl Table {
-    /// A new match from `seed` whose deals are all rotated `rotation` seats
-    /// to the left.
-    pub fn new(rules: Rules, seed: u64, rotation: u8) -> Table {
-        let dealer = first_dealer(seed).offset(rotation);
-        Table {
-            rules,
-            seed,
-            hand_number: 1,
-            hand: dealt(rules, seed, 1, dealer),
-            scores: ByTeam([0, 0]),
-            bags: ByTeam([0, 0]),
-            results: Vec::new(),
-            result: None,
-            last_trick: None,
-        }
-    }
-
-    /// The seat on turn, `None` once the match is over.
-    pub fn turn(&self) -> Option<Seat> {
-        if self.result.is_some() { None } else { self.hand.turn() }
-    }
-
-    /// The finished hands.
-    pub fn results(&self) -> &[HandResult] {
-        &self.results
-    }
-
-    /// The end of the match, once over.
-    pub fn result(&self) -> Option<&MatchResult> {
-        self.result.as_ref()
-    }
-
-    /// The view of `viewer`, field for field what `Match::view` gives.
-    pub fn view(&self, viewer: Option<Seat>) -> SeatView {
-        let hand = &self.hand;
-        let turn = self.turn();
-        let legal = match (turn, viewer) {
-            (Some(t), Some(v)) if t == v => hand.legal(),
-            _ => Legal::None,
-        };
-        let phase = if self.result.is_some() {
-            Phase::MatchOver
-        } else if hand.phase() == HandPhase::Bidding {
-            Phase::Bidding
-        } else {
-            Phase::Playing
-        };
-        SeatView {
-            viewer,
-            rules: self.rules,
-            phase,
-            hand_number: self.hand_number,
-            dealer: hand.dealer(),
-            turn,
-            hand: viewer.map(|s| hand.cards(s)),
-            cards_left: BySeat::new_with(|s| hand.cards(s).len() as u8),
-            bids: *hand.bids(),
-            tricks_won: *hand.tricks_won(),
-            trick: *hand.trick(),
-            last_trick: self.last_trick,
-            tricks: hand.tricks().iter().copied().collect(),
-            played: hand.played(),
-            spades_broken: hand.spades_broken(),
-            scores: self.scores,
-            bags: self.bags,
-            legal,
-            last_hand: self.results.last().cloned(),
-            result: self.result,
-        }
-    }
-
-    /// Applies an action of `seat`.
-    ///
-    /// # Errors
-    /// The engine's refusal; the table is then unchanged.
-    pub fn apply(&mut self, seat: Seat, action: Action) -> Result<(), ActionError> {
-        if self.result.is_some() {
-            return Err(ActionError::MatchOver);
-        }
-        let mut events = Events::new();
-        self.hand.apply(seat, action, &mut events)?;
-        if let Some(Event::TrickWon { trick, .. }) =
-            events.iter().find(|e| matches!(e, Event::TrickWon { .. }))
-        {
-            self.last_trick = Some(*trick);
-        }
-        if self.hand.phase() == HandPhase::Finished {
-            let bids = self.hand.final_bids().unwrap_or_default();
-            let start = ByTeam::new_with(|t| (self.scores[t], self.bags[t]));
-            let result = HandResult::score(
-                &self.rules,
-                self.hand_number,
-                self.hand.dealer(),
-                bids,
-                *self.hand.tricks_won(),
-                start,
-            );
-            self.scores = result.scores();
-            self.bags = ByTeam::new_with(|t| result.teams[t].bag_count);
-            self.results.push(result);
-            if let Some(end) = match_end(&self.rules, self.scores, self.hand_number) {
-                self.result = Some(end);
-            } else {
-                self.hand_number += 1;
-                let dealer = self.hand.dealer().next();
-                self.hand = dealt(self.rules, self.seed, self.hand_number, dealer);
-                self.last_trick = None;
-            }
-        }
-        Ok(())
-    }
-}
-
-fn dealt(rules: Rules, seed: u64, hand_number: u16, dealer: Seat) -> Hand {
-    let cards = deal(seed, hand_number, dealer);
-    // A deal from the engine is always four disjoint hands of 13.
-    Hand::new(rules, dealer, cards).unwrap_or_else(|e| unreachable!("engine deal refused: {e}"))
+/// The match from `seed` with every deal (and dealer) turned `rotation`
+/// seats to the left: rotation 1 gives each partnership the other's cards.
+fn rotated(rules: Rules, seed: u64, rotation: u8) -> Match {
+    Match::with_first_dealer(rules, seed, first_dealer(seed).offset(rotation))
 }
 
 // ---------------------------------------------------------------------------
@@ -307,11 +170,11 @@ struct GameRecord {
 /// Plays a table until `stop` says so; times each decision by side.
 fn run_table(
     cfg: &Config,
-    table: &mut Table,
+    table: &mut Match,
     a_team: Team,
     seed: u64,
     times: &mut [Times; 2],
-    stop: impl Fn(&Table) -> bool,
+    stop: impl Fn(&Match) -> bool,
 ) -> Result<(), String> {
     let mut ply = 0u64;
     let mut hand_no = 0usize;
@@ -366,7 +229,7 @@ fn play_deal(cfg: &Config, k: u64, times: &mut [Times; 2]) -> Result<[GameRecord
     let team = a_team(k);
     let mut games = Vec::with_capacity(2);
     for rotation in 0..2u8 {
-        let mut t = Table::new(cfg.rules, seed, rotation);
+        let mut t = rotated(cfg.rules, seed, rotation);
         run_table(cfg, &mut t, team, seed, times, |t| !t.results().is_empty())?;
         games.push(GameRecord { a_team: team, hands: t.results().to_vec(), result: None });
     }
@@ -380,7 +243,7 @@ fn play_match_pair(cfg: &Config, g: u64, times: &mut [Times; 2]) -> Result<[Game
     let team = a_team(g);
     let mut games = Vec::with_capacity(2);
     for rotation in 0..2u8 {
-        let mut t = Table::new(cfg.rules, seed, rotation);
+        let mut t = rotated(cfg.rules, seed, rotation);
         run_table(cfg, &mut t, team, seed, times, |_| false)?;
         games.push(GameRecord { a_team: team, hands: t.results().to_vec(), result: t.result().copied() });
     }
@@ -909,42 +772,6 @@ fn fmt_us(us: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::Strength;
-    use spades_engine::Match;
-
-    /// The driver's views are exactly the engine's, move for move.
-    #[test]
-    fn table_views_match_the_engine() {
-        for seed in [3u64, 4] {
-            let rules = Rules { match_end: spades_engine::MatchEnd::Hands(2), ..Rules::default() };
-            let mut m = Match::new(rules, seed);
-            let mut t = Table::new(rules, seed, 0);
-            while let Some(seat) = m.turn() {
-                assert_eq!(t.turn(), Some(seat));
-                for viewer in Seat::ALL.map(Some).into_iter().chain([None]) {
-                    assert_eq!(t.view(viewer), m.view(viewer));
-                }
-                let action = crate::choose(Strength::Rule, &m.view(Some(seat)), 0);
-                m.apply(seat, action).unwrap();
-                t.apply(seat, action).unwrap();
-            }
-            assert_eq!(t.turn(), None);
-            assert_eq!(t.results(), m.results());
-            assert_eq!(t.result(), m.result());
-            assert_eq!(t.view(Some(Seat::North)), m.view(Some(Seat::North)));
-        }
-    }
-
-    #[test]
-    fn rotation_moves_every_hand_one_seat() {
-        let a = Table::new(Rules::default(), 9, 0);
-        let b = Table::new(Rules::default(), 9, 1);
-        let (va, vb) = (a.view(None), b.view(None));
-        assert_eq!(vb.dealer, va.dealer.next());
-        for seat in Seat::ALL {
-            assert_eq!(a.hand.cards(seat), b.hand.cards(seat.next()));
-        }
-    }
 
     #[test]
     fn contestants_parse() {

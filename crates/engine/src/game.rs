@@ -41,6 +41,7 @@ pub struct Match {
     result: Option<MatchResult>,
     last_trick: Option<Trick>,
     moves: Vec<Move>,
+    first_dealer: Seat,
 }
 
 /// A move of a replayed log was refused.
@@ -61,7 +62,16 @@ impl Match {
     /// A new match: the first dealer is drawn from the seed and the first
     /// hand is dealt, ready for the first bid.
     pub fn new(rules: Rules, seed: u64) -> Match {
-        let dealer = first_dealer(seed);
+        Match::with_first_dealer(rules, seed, first_dealer(seed))
+    }
+
+    /// A new match whose first dealer is `dealer` instead of the one drawn
+    /// from the seed. Every hand is dealt by [`deal`] from the seed, the hand
+    /// number and its dealer, so the cards turn with the dealer: the match
+    /// from `first_dealer(seed).offset(k)` is the match from `seed` with every
+    /// deal turned `k` seats to the left. Duplicate play uses this to swap the
+    /// partnerships' cards.
+    pub fn with_first_dealer(rules: Rules, seed: u64, dealer: Seat) -> Match {
         Match {
             rules,
             seed,
@@ -74,6 +84,7 @@ impl Match {
             last_trick: None,
             // One hand's worth of moves; a whole match takes a few doublings.
             moves: Vec::with_capacity(64),
+            first_dealer: dealer,
         }
     }
 
@@ -86,16 +97,26 @@ impl Match {
         seed: u64,
         moves: impl IntoIterator<Item = Move>,
     ) -> Result<Match, ReplayError> {
-        let mut m = Match::new(rules, seed);
+        Match::new(rules, seed).replayed(moves)
+    }
+
+    /// Applies a log of moves to this match, stopping at the first refused
+    /// one.
+    fn replayed(mut self, moves: impl IntoIterator<Item = Move>) -> Result<Match, ReplayError> {
         for (index, mv) in moves.into_iter().enumerate() {
-            m.apply(mv.seat, mv.action).map_err(|error| ReplayError {
+            self.apply(mv.seat, mv.action).map_err(|error| ReplayError {
                 index,
                 seat: mv.seat,
                 action: mv.action,
                 error,
             })?;
         }
-        Ok(m)
+        Ok(self)
+    }
+
+    /// The dealer of the first hand.
+    pub const fn first_dealer(&self) -> Seat {
+        self.first_dealer
     }
 
     /// The table's rules.
@@ -251,19 +272,31 @@ impl Match {
 struct MatchLog {
     rules: Rules,
     seed: u64,
+    /// Only when it is not the one drawn from the seed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    first_dealer: Option<Seat>,
     moves: Vec<Move>,
 }
 
 impl Serialize for Match {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        MatchLog { rules: self.rules, seed: self.seed, moves: self.moves.clone() }.serialize(serializer)
+        MatchLog {
+            rules: self.rules,
+            seed: self.seed,
+            first_dealer: (self.first_dealer != first_dealer(self.seed)).then_some(self.first_dealer),
+            moves: self.moves.clone(),
+        }
+        .serialize(serializer)
     }
 }
 
 impl<'de> Deserialize<'de> for Match {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Match, D::Error> {
         let log = MatchLog::deserialize(deserializer)?;
-        Match::replay(log.rules, log.seed, log.moves).map_err(serde::de::Error::custom)
+        let dealer = log.first_dealer.unwrap_or_else(|| first_dealer(log.seed));
+        Match::with_first_dealer(log.rules, log.seed, dealer)
+            .replayed(log.moves)
+            .map_err(serde::de::Error::custom)
     }
 }
 
@@ -357,5 +390,44 @@ mod tests {
         log["moves"][5] = serde_json::json!({"seat": "north", "bid": 1});
         let err = serde_json::from_value::<Match>(log).unwrap_err().to_string();
         assert!(err.contains("move 5"), "{err}");
+    }
+
+    #[test]
+    fn another_first_dealer_turns_every_deal_with_it() {
+        let seed = 5;
+        let plain = Match::new(Rules::default(), seed);
+        assert_eq!(plain.first_dealer(), first_dealer(seed));
+        assert_eq!(Match::with_first_dealer(Rules::default(), seed, first_dealer(seed)), plain);
+        let turned = Match::with_first_dealer(Rules::default(), seed, first_dealer(seed).offset(1));
+        assert_eq!(turned.hand().dealer(), plain.hand().dealer().next());
+        for s in Seat::ALL {
+            assert_eq!(
+                turned.hand().cards(s.next()),
+                plain.hand().cards(s),
+                "{s}'s cards move one seat left"
+            );
+        }
+    }
+
+    #[test]
+    fn serde_keeps_a_first_dealer_other_than_the_seeds() {
+        let seed = 8;
+        let mut m = Match::with_first_dealer(Rules::default(), seed, first_dealer(seed).offset(2));
+        for _ in 0..9 {
+            let seat = m.turn().unwrap();
+            let action = match m.legal_moves() {
+                Legal::Bid { .. } => Action::Bid(3),
+                Legal::Play { cards } => Action::Play(cards.first().unwrap()),
+                Legal::None => unreachable!(),
+            };
+            m.apply(seat, action).unwrap();
+        }
+        let json = serde_json::to_string(&m).unwrap();
+        assert!(json.contains(r#""first_dealer":"#), "{json}");
+        let back: Match = serde_json::from_str(&json).unwrap();
+        assert_eq!(back, m);
+        // The seed's own dealer is left out, as in logs written before.
+        let plain = serde_json::to_string(&Match::new(Rules::default(), seed)).unwrap();
+        assert!(!plain.contains("first_dealer"), "{plain}");
     }
 }
