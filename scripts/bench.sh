@@ -24,7 +24,8 @@
 #   BENCH_ONLY="a b"       only these scenarios (capacity throughput memory echo)
 #   BENCH_STEPS=1000,2000  capacity steps (default: 1000 to the fd limit)
 #   BENCH_HOLD=60          seconds each capacity step is held
-#   BENCH_DURATION=30      seconds measured in the throughput and echo runs
+#   BENCH_DURATION=20      seconds measured in each throughput and echo run
+#   BENCH_ROUNDS=3         alternating throughput/echo rounds (median taken)
 #   BENCH_SERVER_BIN=path  a server binary other than target/release/spades-server
 #   BENCH_PORT=18400       first port used (three are used)
 #   BENCH_NO_BUILD=1       use the binaries already built
@@ -39,14 +40,14 @@ port=${BENCH_PORT:-18400}
 bin=$root/target/release
 server_bin=${BENCH_SERVER_BIN:-$bin/spades-server}
 mkdir -p "$out"
-for s in $only; do rm -f "$out/$s.json"; done
+for s in $only; do rm -f "$out/$s.json" "$out/$s"-*.json; done
 
 if [ "$quick" = 1 ]; then
   hold=${BENCH_HOLD:-15}; settle=5; duration=${BENCH_DURATION:-10}; warmup=3
-  mem_tables=1000; mem_conns=2000
+  rounds=${BENCH_ROUNDS:-1}; mem_tables=1000; mem_conns=2000
 else
-  hold=${BENCH_HOLD:-60}; settle=10; duration=${BENCH_DURATION:-30}; warmup=5
-  mem_tables=5000; mem_conns=10000
+  hold=${BENCH_HOLD:-60}; settle=10; duration=${BENCH_DURATION:-20}; warmup=5
+  rounds=${BENCH_ROUNDS:-3}; mem_tables=5000; mem_conns=10000
 fi
 
 say() { printf '\n== %s\n' "$*" >&2; }
@@ -115,6 +116,46 @@ stop() {
 }
 
 load=$bin/spades-load
+
+# json_num FILE KEY: the first number after "KEY": in a report.
+json_num() { grep -m1 "\"$2\":" "$1" | sed 's/.*: *//; s/,$//'; }
+
+# median_round KIND: copies the round with the median actions per second to
+# KIND.json (the summary's input) and prints its number.
+median_round() {
+  local kind=$1 f pick
+  pick=$(for f in "$out/$kind"-[0-9]*.json; do
+      [ -f "$f" ] && printf '%s %s\n' "$(json_num "$f" actions_per_s)" "$f"
+    done | sort -g | awk '{ f[NR] = $2 } END { if (NR) print f[int((NR + 1) / 2)] }')
+  [ -n "$pick" ] || return 0
+  cp "$pick" "$out/$kind.json"
+  basename "$pick" .json | sed "s/^$kind-//"
+}
+
+# The rounds side by side, the ratio of each pair, and which round the
+# summary takes.
+rounds_report() {
+  local r t e tp ep
+  printf '\n| round | actions/s | p50 ms | p99 ms | frames/s | echo round trips/s | echo frames/s | echo p99 ms | frames/s share of echo |\n'
+  printf '|---|---|---|---|---|---|---|---|---|\n'
+  for r in $(seq 1 "$rounds"); do
+    t=$out/throughput-$r.json; e=$out/echo-$r.json
+    tp=-; ep=-
+    [ -f "$t" ] && tp=$(json_num "$t" frames_per_s)
+    [ -f "$e" ] && ep=$(json_num "$e" frames_per_s)
+    printf '| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n' "$r" \
+      "$( [ -f "$t" ] && printf '%.0f' "$(json_num "$t" actions_per_s)" || echo -)" \
+      "$( [ -f "$t" ] && json_num "$t" p50 || echo -)" \
+      "$( [ -f "$t" ] && json_num "$t" p99 || echo -)" \
+      "$( [ "$tp" != - ] && printf '%.0f' "$tp" || echo -)" \
+      "$( [ -f "$e" ] && printf '%.0f' "$(json_num "$e" actions_per_s)" || echo -)" \
+      "$( [ "$ep" != - ] && printf '%.0f' "$ep" || echo -)" \
+      "$( [ -f "$e" ] && json_num "$e" p99 || echo -)" \
+      "$( [ "$tp" != - ] && [ "$ep" != - ] && awk -v a="$tp" -v b="$ep" 'BEGIN { printf "%.0f%%", 100 * a / b }' || echo -)"
+  done
+  printf '\nmedian rounds (used in the summary): throughput %s, echo %s\n' \
+    "$(median_round throughput)" "$(median_round echo)"
+}
 want() { case " $only " in *" $1 "*) return 0 ;; *) return 1 ;; esac; }
 
 {
@@ -134,33 +175,45 @@ if want memory; then
   stop "$server_pid"
 fi
 
-if want throughput; then
-  say "2. throughput: 200 tables, think time 0, ${duration} s"
-  start_server $((port + 1))
-  "$load" run --url "http://127.0.0.1:$((port + 1))" --server-pid "$server_pid" \
-    --tables 200 --think-ms 0 --warmup "$warmup" --duration "$duration" \
-    --json-out "$out/throughput.json" || echo "(the throughput run had failures)" >&2
-  # The same 200 tables with a 4 ms think time: at think time 0 every table
-  # always has a move in flight, so the latency is the queue (200 moves /
-  # actions per second); a short pause shows the latency at a similar rate
-  # without that queue. Reported beside the scenario, not instead of it.
-  say "2b. throughput: 200 tables, think time 4 ms, ${duration} s"
-  "$load" run --url "http://127.0.0.1:$((port + 1))" --server-pid "$server_pid" \
-    --tables 200 --think-ms 4 --warmup "$warmup" --duration "$duration" \
-    --json-out "$out/throughput-think4.json" || echo "(the throughput run had failures)" >&2
-  stop "$server_pid"
-fi
-
-if want echo; then
-  say "4. raw ceiling: spades-echo under the same load (200 tables' worth, think time 0)"
-  "$bin/spades-echo" --bind "127.0.0.1:$((port + 2))" 2>"$out/echo-server.log" &
-  echo_pid=$!
-  pids+=("$echo_pid")
-  sleep 0.5
-  "$load" run --mode echo --url "ws://127.0.0.1:$((port + 2))/ws" --server-pid "$echo_pid" \
-    --tables 200 --think-ms 0 --warmup "$warmup" --duration "$duration" \
-    --json-out "$out/echo.json" || echo "(the echo run had failures)" >&2
-  stop "$echo_pid"
+# Scenarios 2 and 4 run in alternating rounds (throughput, echo, throughput,
+# echo, ...), each on a fresh server, so that a slow spell of a shared
+# machine falls on both: the summary takes the median round of each and the
+# rounds table gives the ratio of every pair.
+if want throughput || want echo; then
+  for r in $(seq 1 "$rounds"); do
+    if want throughput; then
+      say "2. throughput, round $r of $rounds: 200 tables, think time 0, ${duration} s"
+      start_server $((port + 1))
+      "$load" run --url "http://127.0.0.1:$((port + 1))" --server-pid "$server_pid" \
+        --tables 200 --think-ms 0 --warmup "$warmup" --duration "$duration" \
+        --json-out "$out/throughput-$r.json" || echo "(the throughput run had failures)" >&2
+      stop "$server_pid"
+    fi
+    if want echo; then
+      say "4. raw ceiling, round $r of $rounds: spades-echo under the same load (200 tables' worth, think time 0)"
+      "$bin/spades-echo" --bind "127.0.0.1:$((port + 2))" 2>"$out/echo-server.log" &
+      echo_pid=$!
+      pids+=("$echo_pid")
+      sleep 0.5
+      "$load" run --mode echo --url "ws://127.0.0.1:$((port + 2))/ws" --server-pid "$echo_pid" \
+        --tables 200 --think-ms 0 --warmup "$warmup" --duration "$duration" \
+        --json-out "$out/echo-$r.json" || echo "(the echo run had failures)" >&2
+      stop "$echo_pid"
+    fi
+  done
+  if want throughput; then
+    # At think time 0 every table always has a move in flight, so the
+    # latency is the queue (200 moves / actions per second); a 4 ms pause
+    # shows the latency at a similar rate without that queue. Reported
+    # beside the scenario, not instead of it.
+    say "2b. throughput: 200 tables, think time 4 ms, ${duration} s"
+    start_server $((port + 1))
+    "$load" run --url "http://127.0.0.1:$((port + 1))" --server-pid "$server_pid" \
+      --tables 200 --think-ms 4 --warmup "$warmup" --duration "$duration" \
+      --json-out "$out/throughput-think4.json" || echo "(the throughput run had failures)" >&2
+    stop "$server_pid"
+  fi
+  rounds_report | tee "$out/rounds.md" >&2
 fi
 
 if want capacity; then
