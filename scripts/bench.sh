@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The Spades server's capacity benchmark: one command from a clean clone.
 #
-#   scripts/bench.sh                 # the full run (about 13 minutes)
+#   scripts/bench.sh                 # the full run (about 11 minutes after the build)
 #   BENCH_QUICK=1 scripts/bench.sh   # a short run (about 3 minutes) to try it
 #
 # Builds the release binaries, then runs four scenarios, each against a
