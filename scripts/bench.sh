@@ -175,6 +175,15 @@ if want memory; then
   stop "$server_pid"
 fi
 
+# throughput_run THINK_MS REPORT: 200 tables on a fresh server.
+throughput_run() {
+  start_server $((port + 1))
+  "$load" run --url "http://127.0.0.1:$((port + 1))" --server-pid "$server_pid" \
+    --tables 200 --think-ms "$1" --warmup "$warmup" --duration "$duration" \
+    --json-out "$2" || echo "(the throughput run had failures)" >&2
+  stop "$server_pid"
+}
+
 # Scenarios 2 and 4 run in alternating rounds (throughput, echo, throughput,
 # echo, ...), each on a fresh server, so that a slow spell of a shared
 # machine falls on both: the summary takes the median round of each and the
@@ -183,11 +192,7 @@ if want throughput || want echo; then
   for r in $(seq 1 "$rounds"); do
     if want throughput; then
       say "2. throughput, round $r of $rounds: 200 tables, think time 0, ${duration} s"
-      start_server $((port + 1))
-      "$load" run --url "http://127.0.0.1:$((port + 1))" --server-pid "$server_pid" \
-        --tables 200 --think-ms 0 --warmup "$warmup" --duration "$duration" \
-        --json-out "$out/throughput-$r.json" || echo "(the throughput run had failures)" >&2
-      stop "$server_pid"
+      throughput_run 0 "$out/throughput-$r.json"
     fi
     if want echo; then
       say "4. raw ceiling, round $r of $rounds: spades-echo under the same load (200 tables' worth, think time 0)"
@@ -207,11 +212,7 @@ if want throughput || want echo; then
     # shows the latency at a similar rate without that queue. Reported
     # beside the scenario, not instead of it.
     say "2b. throughput: 200 tables, think time 4 ms, ${duration} s"
-    start_server $((port + 1))
-    "$load" run --url "http://127.0.0.1:$((port + 1))" --server-pid "$server_pid" \
-      --tables 200 --think-ms 4 --warmup "$warmup" --duration "$duration" \
-      --json-out "$out/throughput-think4.json" || echo "(the throughput run had failures)" >&2
-    stop "$server_pid"
+    throughput_run 4 "$out/throughput-think4.json"
   fi
   rounds_report | tee "$out/rounds.md" >&2
 fi

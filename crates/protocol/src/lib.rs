@@ -141,6 +141,14 @@ pub struct SeatInfo {
     pub timeouts: u8,
 }
 
+impl SeatInfo {
+    /// An empty seat.
+    #[must_use]
+    pub const fn empty(seat: Seat) -> SeatInfo {
+        SeatInfo { seat, name: None, kind: None, status: SeatStatus::Empty, away_until: None, timeouts: 0 }
+    }
+}
+
 /// Which kind of turn the clock is timing.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "snake_case")]

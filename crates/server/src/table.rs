@@ -353,14 +353,7 @@ fn empty_summary(id: Uuid) -> TableSummary {
         name: String::new(),
         phase: TablePhase::Lobby,
         options: TableOptions::default(),
-        seats: Seat::ALL.map(|seat| SeatInfo {
-            seat,
-            name: None,
-            kind: None,
-            status: SeatStatus::Empty,
-            away_until: None,
-            timeouts: 0,
-        }),
+        seats: Seat::ALL.map(SeatInfo::empty),
         open_seats: 4,
         spectators: 0,
         hand_number: 0,
@@ -1076,14 +1069,7 @@ impl Table {
 
     fn seat_infos(&self, now: Instant, now_ms: u64) -> [SeatInfo; 4] {
         Seat::ALL.map(|seat| match &self.seats[seat] {
-            None => SeatInfo {
-                seat,
-                name: None,
-                kind: None,
-                status: SeatStatus::Empty,
-                away_until: None,
-                timeouts: 0,
-            },
+            None => SeatInfo::empty(seat),
             Some(o) => SeatInfo {
                 seat,
                 name: Some(o.name.clone()),
