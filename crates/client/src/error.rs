@@ -89,7 +89,11 @@ impl Error {
             Error::Url { .. } | Error::Version { .. } | Error::SessionEnded => true,
             Error::Refused { code, .. } => !matches!(
                 code,
-                ErrorCode::RateLimited | ErrorCode::Capacity | ErrorCode::ShuttingDown | ErrorCode::Internal
+                ErrorCode::RateLimited
+                    | ErrorCode::Capacity
+                    | ErrorCode::ShuttingDown
+                    | ErrorCode::StorageUnavailable
+                    | ErrorCode::Internal
             ),
             Error::Closed { code, .. } => *code == Some(crate::CLOSE_TABLE_CLOSED),
             _ => false,

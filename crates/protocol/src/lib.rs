@@ -349,6 +349,9 @@ pub enum ErrorCode {
     ShuttingDown,
     /// The table stopped.
     TableClosed,
+    /// The event log cannot be written or read right now: nothing changed;
+    /// try again shortly (the table resumes by itself when storage is back).
+    StorageUnavailable,
     /// Something went wrong on the server.
     Internal,
     /// Engine: the match is over.
@@ -373,7 +376,7 @@ pub enum ErrorCode {
 
 impl ErrorCode {
     /// Every code, in declaration order.
-    pub const ALL: [ErrorCode; 30] = [
+    pub const ALL: [ErrorCode; 31] = [
         ErrorCode::BadMessage,
         ErrorCode::FrameTooLarge,
         ErrorCode::RateLimited,
@@ -394,6 +397,7 @@ impl ErrorCode {
         ErrorCode::Capacity,
         ErrorCode::ShuttingDown,
         ErrorCode::TableClosed,
+        ErrorCode::StorageUnavailable,
         ErrorCode::Internal,
         ErrorCode::MatchOver,
         ErrorCode::NotYourTurn,
@@ -429,6 +433,7 @@ impl ErrorCode {
             ErrorCode::Capacity => "capacity",
             ErrorCode::ShuttingDown => "shutting_down",
             ErrorCode::TableClosed => "table_closed",
+            ErrorCode::StorageUnavailable => "storage_unavailable",
             ErrorCode::Internal => "internal",
             ErrorCode::MatchOver => "match_over",
             ErrorCode::NotYourTurn => "not_your_turn",

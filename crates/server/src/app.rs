@@ -19,7 +19,7 @@ use tower::ServiceBuilder;
 use tower_http::cors::{AllowOrigin, CorsLayer};
 use tower_http::request_id::{MakeRequestUuid, PropagateRequestIdLayer, SetRequestIdLayer};
 use tower_http::trace::TraceLayer;
-use tracing::{error, info, warn};
+use tracing::{info, warn};
 use uuid::Uuid;
 
 use crate::config::Config;
@@ -198,6 +198,7 @@ pub fn table_settings(config: &Config) -> TableSettings {
         idle: Duration::from_secs(t.idle_minutes * 60),
         test_tempo: (t.test_tempo_ms > 0).then(|| Duration::from_millis(t.test_tempo_ms)),
         strength: t.bot,
+        ..TableSettings::default()
     }
 }
 
@@ -215,60 +216,6 @@ pub async fn open_journal(config: &Config) -> anyhow::Result<Journal> {
         .context("opening the event log")?;
     info!(store = journal.kind(), "event log ready");
     Ok(journal)
-}
-
-/// Rebuilds every unfinished match from the log and starts its table.
-/// A record that cannot be read or replayed is reported and skipped; the
-/// others load. Returns (restored, skipped).
-pub async fn restore_tables(state: &AppState) -> (usize, usize) {
-    let stored = match state.journal.unfinished().await {
-        Ok(s) => s,
-        Err(e) => {
-            error!(error = %e, "could not read unfinished matches: none restored");
-            return (0, 0);
-        }
-    };
-    let (mut restored, mut skipped) = (0, 0);
-    for entry in stored {
-        let table = match entry.and_then(|t| crate::record::restore(&t).map(|r| (t, r))) {
-            Ok(t) => t,
-            Err(e) => {
-                error!(error = %e, "a stored table could not be restored and was skipped");
-                skipped += 1;
-                continue;
-            }
-        };
-        let (stored, (restored_state, owner)) = table;
-        let id = stored.table.id;
-        // Heal summaries a crash may have cut off: hand results derive from
-        // the log.
-        if let Some(m) = &restored_state.game {
-            for result in m.results().iter().skip(stored.hands.len()) {
-                if let Err(e) = state.journal.hand(id, result).await {
-                    warn!(table_id = %id, error = %e, "could not store a replayed hand result");
-                }
-            }
-            if let (Some(end), None) = (m.result(), stored.result) {
-                let _ = state.journal.finish(id, end).await;
-            }
-        }
-        let init = state.table_init(
-            id,
-            stored.table.name.clone(),
-            stored.table.options,
-            owner,
-            stored.table.created_at_ms,
-        );
-        let moves = stored.actions.len();
-        let handle = table::spawn(init, Some(restored_state), &state.tracker);
-        state.insert_table(handle);
-        info!(table_id = %id, moves, "table restored");
-        restored += 1;
-    }
-    if restored + skipped > 0 {
-        info!(restored, skipped, "restored unfinished matches");
-    }
-    (restored, skipped)
 }
 
 /// The HTTP routes, with request ids, tracing and (when origins are
@@ -341,10 +288,24 @@ pub fn state(config: Config, journal: Journal, shutdown: CancellationToken) -> A
 /// # Errors
 /// When the server cannot run.
 pub async fn serve(listener: TcpListener, config: Config, shutdown: CancellationToken) -> anyhow::Result<()> {
-    crate::metrics::install();
     let journal = open_journal(&config).await?;
+    serve_with(listener, config, journal, shutdown).await
+}
+
+/// [`serve`] on an event log opened by the caller (tests inject faults
+/// with a journal whose storage fails on demand).
+///
+/// # Errors
+/// When the server cannot run.
+pub async fn serve_with(
+    listener: TcpListener,
+    config: Config,
+    journal: Journal,
+    shutdown: CancellationToken,
+) -> anyhow::Result<()> {
+    crate::metrics::install();
     let state = state(config, journal, shutdown.clone());
-    restore_tables(&state).await;
+    crate::restore::restore_tables(&state).await;
     // Rate-limit bookkeeping stays small: forget quiet addresses.
     let housekeeping = Arc::clone(&state);
     tokio::spawn(async move {

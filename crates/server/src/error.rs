@@ -30,9 +30,10 @@ impl AppError {
         match self.code {
             ErrorCode::TableNotFound => StatusCode::NOT_FOUND,
             ErrorCode::RateLimited => StatusCode::TOO_MANY_REQUESTS,
-            ErrorCode::Capacity | ErrorCode::ShuttingDown | ErrorCode::TableClosed => {
-                StatusCode::SERVICE_UNAVAILABLE
-            }
+            ErrorCode::Capacity
+            | ErrorCode::ShuttingDown
+            | ErrorCode::TableClosed
+            | ErrorCode::StorageUnavailable => StatusCode::SERVICE_UNAVAILABLE,
             ErrorCode::Internal => StatusCode::INTERNAL_SERVER_ERROR,
             ErrorCode::InvalidToken => StatusCode::FORBIDDEN,
             _ => StatusCode::BAD_REQUEST,

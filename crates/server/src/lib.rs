@@ -12,11 +12,12 @@ pub mod metrics;
 pub mod openapi;
 pub mod record;
 pub mod rest;
+pub mod restore;
 pub mod storage;
 pub mod table;
 pub mod token;
 pub mod web;
 pub mod ws;
 
-pub use app::serve;
+pub use app::{serve, serve_with};
 pub use config::Config;

@@ -166,6 +166,16 @@ pub struct TableSettings {
     pub test_tempo: Option<Duration>,
     /// The bot that plays for absent players and bot seats.
     pub strength: Strength,
+    /// Most connections attached to one seat at once.
+    pub seat_connections: u16,
+    /// Bot searches that may run at once on the whole server; when none is
+    /// free the rule bot answers instead.
+    pub search_slots: Arc<tokio::sync::Semaphore>,
+}
+
+/// The default number of concurrent bot searches: the number of cores.
+pub fn default_search_slots() -> usize {
+    std::thread::available_parallelism().map_or(2, std::num::NonZero::get)
 }
 
 impl Default for TableSettings {
@@ -178,6 +188,8 @@ impl Default for TableSettings {
             idle: Duration::from_secs(30 * 60),
             test_tempo: None,
             strength: Strength::default(),
+            seat_connections: 4,
+            search_slots: Arc::new(tokio::sync::Semaphore::new(default_search_slots())),
         }
     }
 }

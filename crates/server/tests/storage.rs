@@ -265,7 +265,7 @@ async fn corrupt_rows_are_reported_and_the_rest_load() {
             journal.clone(),
             tokio_util::sync::CancellationToken::new(),
         );
-        let (restored, skipped) = spades_server::app::restore_tables(&state).await;
+        let (restored, skipped) = spades_server::restore::restore_tables(&state).await;
         assert_eq!((restored, skipped), (1, 4));
         assert!(state.registry.get(&ids[0]).is_some());
         state.shutdown.cancel();
