@@ -50,13 +50,21 @@ pub fn restore(stored: &StoredTable) -> Result<(Restored, TokenHash), StorageErr
         if s.kind == SeatKind::Human && token.is_none() {
             return Err(corrupt(stored, format!("{seat}: a player without a token")));
         }
-        seats[seat] = Some(RestoredSeat { name: s.name.clone(), kind: s.kind, token, left: s.left });
+        seats[seat] = Some(RestoredSeat {
+            name: s.name.clone(),
+            kind: s.kind,
+            token,
+            left: s.left,
+            autopilot: s.autopilot,
+            timeouts: s.timeouts,
+            grace_expired: s.grace_expired,
+        });
     }
     let game = replay(stored)?;
     if game.is_some() && seats.0.iter().any(Option::is_none) {
         return Err(corrupt(stored, "a started match with an empty seat".into()));
     }
-    Ok((Restored { seats, game }, owner))
+    Ok((Restored { seats, game, epoch: 0 }, owner))
 }
 
 fn record_seats(stored: &StoredTable) -> Vec<RecordSeat> {

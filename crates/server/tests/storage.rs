@@ -87,6 +87,9 @@ fn seats() -> BySeat<Option<SeatRecord>> {
             kind: if s == Seat::North { SeatKind::Human } else { SeatKind::Bot },
             token_hash: (s == Seat::North).then(|| "cd".repeat(32)),
             left: false,
+            autopilot: false,
+            timeouts: 0,
+            grace_expired: false,
         })
     })
 }

@@ -42,6 +42,15 @@ pub struct SeatRecord {
     pub token_hash: Option<String>,
     /// Left on purpose.
     pub left: bool,
+    /// The autopilot plays the seat.
+    #[serde(default)]
+    pub autopilot: bool,
+    /// Timeouts in a row.
+    #[serde(default)]
+    pub timeouts: u8,
+    /// The grace ran out: a bot plays until the player returns.
+    #[serde(default)]
+    pub grace_expired: bool,
 }
 
 /// One accepted action.
@@ -93,6 +102,22 @@ pub enum StorageError {
     /// The log writer has stopped.
     #[error("the event log writer has stopped")]
     Stopped,
+    /// A different action is already stored at this index: the table must
+    /// reload from the log.
+    #[error("table {table}: a different action is stored at index {index}")]
+    Conflict {
+        /// The table.
+        table: Uuid,
+        /// The index.
+        index: usize,
+    },
+}
+
+impl StorageError {
+    /// True for [`StorageError::Conflict`].
+    pub fn is_conflict(&self) -> bool {
+        matches!(self, StorageError::Conflict { .. })
+    }
 }
 
 /// The event log, shared by every table (cheap to clone).

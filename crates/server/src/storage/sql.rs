@@ -270,7 +270,15 @@ fn decode(
             "bot" => SeatKind::Bot,
             other => return Err(corrupt(t, format!("unknown seat kind {other:?}"))),
         };
-        seat_records[seat] = Some(SeatRecord { name, kind, token_hash, left: left != 0 });
+        seat_records[seat] = Some(SeatRecord {
+            name,
+            kind,
+            token_hash,
+            left: left != 0,
+            autopilot: false,
+            timeouts: 0,
+            grace_expired: false,
+        });
     }
     let mut records = Vec::with_capacity(actions.len());
     for (i, (idx, seat, kind, value, source, at)) in actions.into_iter().enumerate() {

@@ -19,6 +19,7 @@ use uuid::Uuid;
 use super::*;
 use crate::storage::{Journal, TableRecord};
 use crate::token::new_token;
+use axum::extract::ws::Utf8Bytes;
 
 struct Harness {
     handle: TableHandle,

@@ -1,0 +1,283 @@
+//! Fan-out: rendering each connection's redacted view, queueing frames into
+//! the connections' bounded outboxes, and publishing the lobby summary and
+//! REST status.
+//!
+//! The table never waits for a connection: a frame that does not fit in an
+//! outbox marks the connection to be dropped (it can resume), and dropped
+//! connections are detached after the fan-out, in a loop, never by
+//! recursing into another broadcast.
+
+use axum::extract::ws::Utf8Bytes;
+use spades_engine::{Match, Phase, Seat};
+use spades_protocol::{
+    Clock, ErrorCode, SeatInfo, SeatStatus, ServerMessage, TableOptions, TablePhase, TableStatus,
+    TableSummary, TableView,
+};
+use tokio::sync::mpsc::error::TrySendError;
+use tokio::time::Instant;
+use tracing::{debug, warn};
+use uuid::Uuid;
+
+use super::{ConnId, Outbox, Role, Table, to_ms};
+
+/// A connection attached to the table.
+#[derive(Debug)]
+pub(super) struct Conn {
+    pub(super) id: ConnId,
+    pub(super) role: Role,
+    pub(super) outbox: Outbox,
+    pub(super) closing: bool,
+}
+
+/// The status of a table that has published nothing yet.
+pub(super) fn empty_status(id: Uuid) -> TableStatus {
+    TableStatus {
+        summary: TableSummary {
+            table: id,
+            name: String::new(),
+            phase: TablePhase::Lobby,
+            options: TableOptions::default(),
+            seats: Seat::ALL.map(SeatInfo::empty),
+            open_seats: 4,
+            spectators: 0,
+            hand_number: 0,
+            scores: [0, 0],
+            created_at: 0,
+        },
+        turn: None,
+        dealer: None,
+        bids: [None; 4],
+        tricks_won: [0; 4],
+        bags: [0, 0],
+        clock: None,
+        hands: Vec::new(),
+        result: None,
+        seed: None,
+    }
+}
+
+impl Table {
+    /// Queues `frame` for `conn`; a full or closed outbox marks the
+    /// connection to be dropped.
+    fn queue(&mut self, conn: ConnId, outbox_index: usize, frame: Utf8Bytes) {
+        match self.conns[outbox_index].outbox.try_send(frame) {
+            Ok(()) => {}
+            Err(TrySendError::Full(_)) => {
+                warn!(conn, "connection too slow: dropped");
+                self.dropped.push(conn);
+            }
+            Err(TrySendError::Closed(_)) => {
+                debug!(conn, "connection gone");
+                self.dropped.push(conn);
+            }
+        }
+    }
+
+    pub(super) fn send_to(&mut self, conn: ConnId, msg: &ServerMessage) {
+        let Some(i) = self.conns.iter().position(|c| c.id == conn) else { return };
+        match serde_json::to_string(msg) {
+            Ok(text) => self.queue(conn, i, Utf8Bytes::from(text)),
+            Err(e) => warn!(error = %e, "could not serialise a reply"),
+        }
+    }
+
+    pub(super) fn error_to(
+        &mut self,
+        conn: ConnId,
+        req: Option<u32>,
+        code: ErrorCode,
+        message: impl Into<String>,
+    ) {
+        crate::metrics::error(code);
+        self.send_to(conn, &ServerMessage::Error { req, code, message: message.into() });
+    }
+
+    /// Refuses an attach: the connection is not in the table's list yet.
+    pub(super) fn refuse(outbox: &Outbox, req: Option<u32>, code: ErrorCode, message: &str) {
+        crate::metrics::error(code);
+        if let Ok(text) = serde_json::to_string(&ServerMessage::Error { req, code, message: message.into() })
+        {
+            let _ = outbox.try_send(Utf8Bytes::from(text));
+        }
+    }
+
+    /// Detaches every connection found slow or gone, until none is left:
+    /// each round's broadcast may find more, and each round removes at least
+    /// one connection, so this ends.
+    pub(super) fn settle_dropped(&mut self, now: Instant) {
+        while !self.dropped.is_empty() {
+            let mut changed = false;
+            for conn in std::mem::take(&mut self.dropped) {
+                changed |= self.remove_conn(conn, now);
+            }
+            if changed {
+                self.arm_turn(now);
+                self.broadcast(now);
+            } else {
+                self.publish(now);
+            }
+        }
+    }
+
+    pub(super) fn phase(&self) -> TablePhase {
+        match self.game.as_ref().map(Match::phase) {
+            None => TablePhase::Lobby,
+            Some(Phase::Bidding) => TablePhase::Bidding,
+            Some(Phase::Playing) => TablePhase::Playing,
+            Some(Phase::MatchOver) => TablePhase::Finished,
+        }
+    }
+
+    fn seat_infos(&self, now: Instant, now_ms: u64) -> [SeatInfo; 4] {
+        Seat::ALL.map(|seat| match &self.seats[seat] {
+            None => SeatInfo::empty(seat),
+            Some(o) => SeatInfo {
+                seat,
+                name: Some(o.name.clone()),
+                kind: Some(o.kind),
+                status: o.status(),
+                away_until: o.away_until.filter(|_| o.conns == 0).map(|t| to_ms(t, now, now_ms)),
+                timeouts: o.timeouts,
+            },
+        })
+    }
+
+    fn wire_clock(&self, now: Instant, now_ms: u64) -> Option<Clock> {
+        self.clock.map(|c| Clock {
+            seat: c.seat,
+            kind: c.kind,
+            deadline: to_ms(c.deadline, now, now_ms),
+            duration_ms: c.duration.as_millis() as u64,
+        })
+    }
+
+    fn render(
+        &self,
+        role: Role,
+        seats: &[SeatInfo; 4],
+        clock: Option<Clock>,
+        now_ms: u64,
+    ) -> Option<Utf8Bytes> {
+        let viewer = match role {
+            Role::Seat(s) => Some(s),
+            Role::Spectator | Role::Left(_) => None,
+        };
+        let view = TableView {
+            table: self.id,
+            name: self.name.clone(),
+            phase: self.phase(),
+            options: self.options,
+            you: role.seat(),
+            seats: seats.clone(),
+            game: self.game.as_ref().map(|m| m.view(viewer)),
+            clock,
+            last_action: self.last_action,
+            server_time: now_ms,
+        };
+        match serde_json::to_string(&ServerMessage::View { seq: self.seq, view: Box::new(view) }) {
+            Ok(s) => Some(Utf8Bytes::from(s)),
+            Err(e) => {
+                warn!(error = %e, "could not serialise a view");
+                None
+            }
+        }
+    }
+
+    /// Sends every connection its own view of the table's new state.
+    pub(super) fn broadcast(&mut self, now: Instant) {
+        self.broadcast_with(now, None);
+    }
+
+    /// [`Table::broadcast`], with the acknowledgement of the move that caused
+    /// it queued just before the view of the connection that sent the move,
+    /// so that the connection's task finds both and writes them together.
+    pub(super) fn broadcast_with(&mut self, now: Instant, ack: Option<(ConnId, Option<u32>)>) {
+        self.seq += 1;
+        let now_ms = super::now_ms();
+        let seats = self.seat_infos(now, now_ms);
+        let clock = self.wire_clock(now, now_ms);
+        let key = |role: Role| match role {
+            Role::Seat(s) => usize::from(s.index()),
+            Role::Spectator | Role::Left(_) => 4,
+        };
+        // One rendering per seat and one for all spectators, all made before
+        // the first frame is queued.
+        let mut cache: [Option<Utf8Bytes>; 5] = Default::default();
+        for c in &self.conns {
+            if cache[key(c.role)].is_none() {
+                cache[key(c.role)] = self.render(c.role, &seats, clock, now_ms);
+            }
+        }
+        let ack = ack.and_then(|(conn, req)| {
+            serde_json::to_string(&ServerMessage::Ack { req }).ok().map(|t| (conn, Utf8Bytes::from(t)))
+        });
+        for i in 0..self.conns.len() {
+            let (id, role) = (self.conns[i].id, self.conns[i].role);
+            if let Some((conn, text)) = &ack
+                && *conn == id
+            {
+                let before = self.dropped.len();
+                self.queue(id, i, text.clone());
+                if self.dropped.len() > before {
+                    continue;
+                }
+            }
+            if let Some(frame) = &cache[key(role)] {
+                self.queue(id, i, frame.clone());
+            }
+        }
+        self.publish_at(seats, clock);
+    }
+
+    pub(super) fn send_view_to(&mut self, conn: ConnId, now: Instant) {
+        let now_ms = super::now_ms();
+        let seats = self.seat_infos(now, now_ms);
+        let clock = self.wire_clock(now, now_ms);
+        let Some(i) = self.conns.iter().position(|c| c.id == conn) else { return };
+        if let Some(frame) = self.render(self.conns[i].role, &seats, clock, now_ms) {
+            self.queue(conn, i, frame);
+        }
+    }
+
+    /// Publishes the lobby summary and the REST status.
+    pub(super) fn publish(&self, now: Instant) {
+        let now_ms = super::now_ms();
+        self.publish_at(self.seat_infos(now, now_ms), self.wire_clock(now, now_ms));
+    }
+
+    fn publish_at(&self, seats: [SeatInfo; 4], clock: Option<Clock>) {
+        let m = self.game.as_ref();
+        let hand = m.map(Match::hand);
+        let summary = TableSummary {
+            table: self.id,
+            name: self.name.clone(),
+            phase: self.phase(),
+            options: self.options,
+            open_seats: seats.iter().filter(|s| s.status == SeatStatus::Empty).count() as u8,
+            seats,
+            spectators: self.conns.iter().filter(|c| c.role == Role::Spectator).count() as u32,
+            hand_number: m.map_or(0, Match::hand_number),
+            scores: m.map_or([0, 0], |m| m.scores().0),
+            created_at: self.created_at,
+        };
+        self.status.send_modify(|status| {
+            // The hand results only grow: copy just the new ones.
+            let results = m.map_or(&[][..], |m| m.results());
+            if status.hands.len() > results.len() || status.hands.first() != results.first() {
+                status.hands.clear();
+            }
+            let have = status.hands.len();
+            status.hands.extend_from_slice(&results[have..]);
+            status.summary = summary;
+            status.turn = m.and_then(Match::turn);
+            status.dealer = hand.map(|h| h.dealer());
+            status.bids = hand.map_or([None; 4], |h| h.bids().0);
+            status.tricks_won = hand.map_or([0; 4], |h| h.tricks_won().0);
+            status.bags = m.map_or([0, 0], |m| m.bags().0);
+            status.clock = clock;
+            status.result = m.and_then(|m| m.result().copied());
+            // The seed only once the match is over.
+            status.seed = m.filter(|m| m.result().is_some()).map(Match::seed);
+        });
+    }
+}

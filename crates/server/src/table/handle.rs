@@ -1,0 +1,71 @@
+//! The handle the rest of the server holds on a table's task.
+
+use spades_protocol::{TableStatus, TableSummary};
+use tokio::sync::{mpsc, watch};
+use uuid::Uuid;
+
+use super::TableCommand;
+
+/// The handle the rest of the server holds: cheap to clone.
+#[derive(Debug, Clone)]
+pub struct TableHandle {
+    id: Uuid,
+    tx: mpsc::Sender<TableCommand>,
+    status: watch::Receiver<TableStatus>,
+}
+
+/// The table's task has ended.
+#[derive(Debug, Clone, Copy, thiserror::Error)]
+#[error("the table is closed")]
+pub struct TableClosed;
+
+impl TableHandle {
+    pub(super) fn new(
+        id: Uuid,
+        tx: mpsc::Sender<TableCommand>,
+        status: watch::Receiver<TableStatus>,
+    ) -> Self {
+        TableHandle { id, tx, status }
+    }
+
+    /// The table's id.
+    pub fn id(&self) -> Uuid {
+        self.id
+    }
+
+    /// True once the table's task has ended.
+    pub fn is_closed(&self) -> bool {
+        self.tx.is_closed()
+    }
+
+    /// The latest lobby summary (never waits for the task).
+    pub fn summary(&self) -> TableSummary {
+        self.status.borrow().summary.clone()
+    }
+
+    /// Sends a command, waiting for room in the table's queue.
+    ///
+    /// # Errors
+    /// [`TableClosed`] when the task has ended.
+    pub async fn send(&self, cmd: TableCommand) -> Result<(), TableClosed> {
+        self.tx.send(cmd).await.map_err(|_| TableClosed)
+    }
+
+    /// Sends a command without waiting (for paths that must not block).
+    pub fn try_send(&self, cmd: TableCommand) -> bool {
+        self.tx.try_send(cmd).is_ok()
+    }
+
+    /// The public status, as the table last published it: never goes
+    /// through the table's queue, so no number of readers can hold the table
+    /// up or fill its queue.
+    ///
+    /// # Errors
+    /// [`TableClosed`] when the task has ended.
+    pub async fn status(&self) -> Result<TableStatus, TableClosed> {
+        if self.is_closed() {
+            return Err(TableClosed);
+        }
+        Ok(self.status.borrow().clone())
+    }
+}

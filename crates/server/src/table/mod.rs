@@ -1,0 +1,462 @@
+//! One table: a tokio task that owns the match and everything about its
+//! seats, clocks and connections. The rest of the server holds a cheap
+//! [`TableHandle`] and talks to the task through its channel; no lock is ever
+//! held around game state.
+//!
+//! The path of one move, socket to broadcast:
+//! 1. `ws.rs` reads the frame and sends [`TableCommand::Act`] to the table;
+//! 2. [`Table::handle`] (here) dispatches it to `seats.rs` (who may act);
+//! 3. `moves.rs` checks it with the engine, writes it to the event log
+//!    (write-ahead), applies it, and re-arms the turn (`clock.rs`: the turn
+//!    clock, or the bot timer of `bots.rs`);
+//! 4. `fanout.rs` renders each seat's redacted view once and pushes it into
+//!    every connection's bounded outbox, and publishes the lobby summary and
+//!    the REST status snapshot.
+//!
+//! A connection whose outbox is full is dropped (it can resume), so a slow
+//! client never stalls the table. Decisions the table makes for a seat (a bot,
+//! the autopilot, a timeout) never go through the command queue, so a full
+//! queue can never lose one. A failed write is retried with backoff; the
+//! table resumes by itself when storage comes back.
+
+use std::sync::Arc;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use spades_engine::{BySeat, Card, Match, Seat};
+use spades_protocol::{SeatKind, TableOptions, TableStatus};
+use tokio::sync::{mpsc, oneshot, watch};
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+use tracing::{debug, warn};
+use uuid::Uuid;
+
+use crate::storage::{Journal, TableRecord};
+use crate::token::TokenHash;
+use spades_bots::Strength;
+
+mod bots;
+mod clock;
+mod fanout;
+mod handle;
+mod moves;
+mod seats;
+
+use bots::PendingDecision;
+use clock::TurnClock;
+use fanout::Conn;
+pub use handle::{TableClosed, TableHandle};
+use moves::Retry;
+use seats::Occupant;
+
+/// Identifies one WebSocket connection.
+pub type ConnId = u64;
+
+/// A connection's bounded queue of outgoing frames.
+pub type Outbox = mpsc::Sender<axum::extract::ws::Utf8Bytes>;
+
+/// How a connection attaches to a table.
+#[derive(Clone)]
+pub enum Attach {
+    /// Take a seat.
+    Join {
+        /// Display name (already validated).
+        name: String,
+        /// The seat wanted.
+        seat: Option<Seat>,
+    },
+    /// Come back to a seat.
+    Resume {
+        /// The seat token.
+        token: String,
+    },
+    /// Watch.
+    Watch,
+}
+
+impl std::fmt::Debug for Attach {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Attach::Join { name, seat } => {
+                f.debug_struct("Join").field("name", name).field("seat", seat).finish()
+            }
+            // The token is a secret: never printed.
+            Attach::Resume { .. } => f.debug_struct("Resume").finish_non_exhaustive(),
+            Attach::Watch => f.write_str("Watch"),
+        }
+    }
+}
+
+/// What a connection is at its table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Role {
+    /// Plays this seat.
+    Seat(Seat),
+    /// Watches.
+    Spectator,
+    /// Left this seat on purpose: watches, cannot act.
+    Left(Seat),
+}
+
+impl Role {
+    fn seat(self) -> Option<Seat> {
+        match self {
+            Role::Seat(s) | Role::Left(s) => Some(s),
+            Role::Spectator => None,
+        }
+    }
+}
+
+/// An action from a connection.
+#[derive(Clone)]
+pub enum Act {
+    /// Bid.
+    Bid(u8),
+    /// Play a card.
+    Play(Card),
+    /// Take the seat back from autopilot or the bot.
+    TakeOver,
+    /// Leave for good.
+    Leave,
+    /// The client is closing on purpose.
+    Closing,
+    /// Owner: start.
+    Start {
+        /// The owner token.
+        owner_token: String,
+    },
+    /// Owner: fill empty seats with bots.
+    AddBots {
+        /// The owner token.
+        owner_token: String,
+    },
+}
+
+impl std::fmt::Debug for Act {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Act::Bid(b) => f.debug_tuple("Bid").field(b).finish(),
+            Act::Play(c) => f.debug_tuple("Play").field(c).finish(),
+            Act::TakeOver => f.write_str("TakeOver"),
+            Act::Leave => f.write_str("Leave"),
+            Act::Closing => f.write_str("Closing"),
+            // Owner tokens are secrets: never printed.
+            Act::Start { .. } => f.debug_struct("Start").finish_non_exhaustive(),
+            Act::AddBots { .. } => f.debug_struct("AddBots").finish_non_exhaustive(),
+        }
+    }
+}
+
+/// A message to a table's task.
+#[derive(Debug)]
+pub enum TableCommand {
+    /// Attach a connection. The task sends the reply frames (`joined`, …, or
+    /// an error) and the first view through `outbox`; `reply` tells the
+    /// connection whether it is now attached.
+    Attach {
+        /// The connection.
+        conn: ConnId,
+        /// Its outbox.
+        outbox: Outbox,
+        /// How.
+        how: Attach,
+        /// The request id to echo.
+        req: Option<u32>,
+        /// The role on success.
+        reply: oneshot::Sender<Option<Role>>,
+    },
+    /// A connection went away.
+    Detach {
+        /// The connection.
+        conn: ConnId,
+    },
+    /// An action from an attached connection; the reply goes to its outbox.
+    Act {
+        /// The connection.
+        conn: ConnId,
+        /// The request id to echo.
+        req: Option<u32>,
+        /// The action.
+        act: Act,
+    },
+}
+
+/// Settings shared by every table.
+#[derive(Debug, Clone)]
+pub struct TableSettings {
+    /// Delay before a bot or the autopilot acts.
+    pub bot_delay: Duration,
+    /// Seat held after a dropped connection.
+    pub grace: Duration,
+    /// Seat held after a client said it was closing.
+    pub closing_grace: Duration,
+    /// Timeouts in a row that start the autopilot.
+    pub autopilot_after: u8,
+    /// How long an unused table is kept.
+    pub idle: Duration,
+    /// Test override of every turn clock.
+    pub test_tempo: Option<Duration>,
+    /// The bot that plays for absent players and bot seats.
+    pub strength: Strength,
+    /// Most connections attached to one seat at once.
+    pub seat_connections: u16,
+    /// Bot searches that may run at once on the whole server; when none is
+    /// free the rule bot answers instead.
+    pub search_slots: Arc<tokio::sync::Semaphore>,
+}
+
+/// The default number of concurrent bot searches: the number of cores.
+pub fn default_search_slots() -> usize {
+    std::thread::available_parallelism().map_or(2, std::num::NonZero::get)
+}
+
+impl Default for TableSettings {
+    fn default() -> TableSettings {
+        TableSettings {
+            bot_delay: Duration::from_millis(700),
+            grace: Duration::from_secs(60),
+            closing_grace: Duration::from_secs(10),
+            autopilot_after: 3,
+            idle: Duration::from_secs(30 * 60),
+            test_tempo: None,
+            strength: Strength::default(),
+            seat_connections: 4,
+            search_slots: Arc::new(tokio::sync::Semaphore::new(default_search_slots())),
+        }
+    }
+}
+
+/// Everything needed to start a table's task.
+pub struct TableInit {
+    /// Id.
+    pub id: Uuid,
+    /// Name.
+    pub name: String,
+    /// Options.
+    pub options: TableOptions,
+    /// Owner token hash.
+    pub owner: TokenHash,
+    /// Creation time (Unix ms).
+    pub created_at: u64,
+    /// Shared settings.
+    pub settings: Arc<TableSettings>,
+    /// The event log.
+    pub journal: Journal,
+    /// Cancelled on server shutdown.
+    pub shutdown: CancellationToken,
+    /// Called once when the task ends.
+    pub on_exit: Box<dyn FnOnce(Uuid) + Send>,
+}
+
+impl std::fmt::Debug for TableInit {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TableInit").field("id", &self.id).field("name", &self.name).finish_non_exhaustive()
+    }
+}
+
+/// A seat restored from storage.
+#[derive(Debug, Clone)]
+pub struct RestoredSeat {
+    /// Display name.
+    pub name: String,
+    /// Person or bot.
+    pub kind: SeatKind,
+    /// Token hash (people).
+    pub token: Option<TokenHash>,
+    /// Left on purpose.
+    pub left: bool,
+    /// The autopilot was playing the seat.
+    pub autopilot: bool,
+    /// Timeouts in a row.
+    pub timeouts: u8,
+    /// The grace had run out: a bot was playing the seat.
+    pub grace_expired: bool,
+}
+
+/// A table restored from storage: its seats and the match rebuilt by
+/// replaying its log.
+pub struct Restored {
+    /// The seats.
+    pub seats: BySeat<Option<RestoredSeat>>,
+    /// The match, if it had started.
+    pub game: Option<Match>,
+    /// How many times the table has been restored (at least 1): view
+    /// sequence numbers start at `epoch << 32`, so they keep growing.
+    pub epoch: u64,
+}
+
+impl std::fmt::Debug for Restored {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // The match holds the seed and every hand: not printed.
+        f.debug_struct("Restored")
+            .field("seats", &self.seats)
+            .field("started", &self.game.is_some())
+            .field("epoch", &self.epoch)
+            .finish()
+    }
+}
+
+/// Starts a new table's task (or a restored one) and returns its handle.
+pub fn spawn(
+    init: TableInit,
+    restored: Option<Restored>,
+    tracker: &tokio_util::task::TaskTracker,
+) -> TableHandle {
+    let (tx, rx) = mpsc::channel(256);
+    let (status_tx, status_rx) = watch::channel(fanout::empty_status(init.id));
+    let mut table = Table {
+        id: init.id,
+        name: init.name,
+        options: init.options,
+        created_at: init.created_at,
+        owner: init.owner,
+        seats: BySeat([None, None, None, None]),
+        game: None,
+        seq: 0,
+        conns: Vec::new(),
+        dropped: Vec::new(),
+        clock: None,
+        last_action: None,
+        bot_due: None,
+        bot_pending: None,
+        retry: None,
+        hands_stored: 0,
+        idle_since: Some(Instant::now()),
+        settings: init.settings,
+        journal: init.journal,
+        rx,
+        status: status_tx,
+        shutdown: init.shutdown,
+    };
+    if let Some(r) = restored {
+        let now = Instant::now();
+        table.seq = r.epoch << 32;
+        table.seats = r.seats.map(|_, s| s.as_ref().map(|s| Occupant::restored(s, now, &table.settings)));
+        table.hands_stored = r.game.as_ref().map_or(0, |m| m.results().len());
+        table.game = r.game;
+        table.arm_turn(now);
+    }
+    table.publish(Instant::now());
+    let handle = TableHandle::new(init.id, tx, status_rx);
+    let on_exit = init.on_exit;
+    tracker.spawn(async move {
+        let id = table.id;
+        table.run().await;
+        on_exit(id);
+    });
+    handle
+}
+
+/// Milliseconds since the Unix epoch.
+pub fn now_ms() -> u64 {
+    SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_millis() as u64).unwrap_or(0)
+}
+
+/// The Unix time (ms) of a tokio instant, relative to now.
+fn to_ms(at: Instant, now: Instant, now_ms: u64) -> u64 {
+    if at >= now {
+        now_ms + (at - now).as_millis() as u64
+    } else {
+        now_ms.saturating_sub((now - at).as_millis() as u64)
+    }
+}
+
+/// The table's task state.
+struct Table {
+    id: Uuid,
+    name: String,
+    options: TableOptions,
+    created_at: u64,
+    owner: TokenHash,
+    seats: BySeat<Option<Occupant>>,
+    game: Option<Match>,
+    /// Sequence number of the last view sent.
+    seq: u64,
+    conns: Vec<Conn>,
+    /// Connections found slow or gone while fanning out, detached right
+    /// after (never from inside a broadcast).
+    dropped: Vec<ConnId>,
+    clock: Option<TurnClock>,
+    last_action: Option<spades_protocol::LastAction>,
+    /// When the table plays the auto-played seat on turn: (turn, when).
+    bot_due: Option<(usize, Instant)>,
+    /// A decision being computed off the task.
+    bot_pending: Option<PendingDecision>,
+    /// Storage work that failed and is retried with backoff.
+    retry: Option<Retry>,
+    /// Hand results written to the log so far.
+    hands_stored: usize,
+    idle_since: Option<Instant>,
+    settings: Arc<TableSettings>,
+    journal: Journal,
+    rx: mpsc::Receiver<TableCommand>,
+    /// The public status (and so the lobby summary), for REST and the lobby:
+    /// read without going through the command queue.
+    status: watch::Sender<TableStatus>,
+    shutdown: CancellationToken,
+}
+
+impl Table {
+    #[tracing::instrument(name = "table", skip(self), fields(table_id = %self.id))]
+    async fn run(&mut self) {
+        debug!("table task started");
+        loop {
+            let wake = self.next_wake();
+            tokio::select! {
+                biased;
+                () = self.shutdown.cancelled() => break,
+                decision = bots::decision(&mut self.bot_pending) => self.on_decision(decision).await,
+                cmd = self.rx.recv() => match cmd {
+                    Some(cmd) => self.handle(cmd).await,
+                    None => break,
+                },
+                () = sleep_until_opt(wake) => {
+                    if self.on_wake().await {
+                        // Closed for idleness: not to be restored.
+                        if let Err(e) = self.journal.close(self.id).await {
+                            warn!(error = %e, "could not record the table's closing");
+                        }
+                        break;
+                    }
+                }
+            }
+        }
+        // Connections see their outboxes close and end with a close frame.
+        self.conns.clear();
+        debug!("table task ended");
+    }
+
+    async fn handle(&mut self, cmd: TableCommand) {
+        let now = Instant::now();
+        match cmd {
+            TableCommand::Attach { conn, outbox, how, req, reply } => {
+                let role = self.attach(conn, outbox, how, req, now).await;
+                let _ = reply.send(role);
+            }
+            TableCommand::Detach { conn } => self.detach(conn, now),
+            TableCommand::Act { conn, req, act } => self.act(conn, req, act, now).await,
+        }
+        self.settle_dropped(now);
+    }
+}
+
+/// Sleeps until `at`, or forever when `None`.
+async fn sleep_until_opt(at: Option<Instant>) {
+    match at {
+        Some(at) => tokio::time::sleep_until(at).await,
+        None => std::future::pending().await,
+    }
+}
+
+/// The record of a new table, for storage.
+pub fn table_record(init: &TableInit) -> TableRecord {
+    TableRecord {
+        id: init.id,
+        name: init.name.clone(),
+        options: init.options,
+        owner_hash: init.owner.to_hex(),
+        created_at_ms: init.created_at,
+    }
+}
+
+#[cfg(test)]
+mod tests;
