@@ -18,8 +18,11 @@ use uuid::Uuid;
 
 use super::*;
 use crate::storage::{Journal, TableRecord};
+use crate::token::TokenHash;
 use crate::token::new_token;
 use axum::extract::ws::Utf8Bytes;
+use spades_engine::{BySeat, Match};
+use spades_protocol::SeatKind;
 
 struct Harness {
     handle: TableHandle,
@@ -445,4 +448,330 @@ async fn a_connection_that_falls_behind_is_dropped_and_can_resume() {
     let mut back = Fake::new(4096);
     assert_eq!(back.attach(&h, Attach::Resume { token }).await, Some(Role::Seat(Seat::East)));
     assert_eq!(fast.view().seats[1].status, SeatStatus::Present);
+}
+
+/// A table restored from `restored`, its log already holding the seats.
+async fn restored_table(settings: TableSettings, restored: Restored) -> Harness {
+    let (owner, hash) = new_token().unwrap();
+    let id = Uuid::new_v4();
+    let journal = Journal::memory();
+    let record = TableRecord {
+        id,
+        name: "t".into(),
+        options: TableOptions::default(),
+        owner_hash: hash.to_hex(),
+        created_at_ms: 0,
+    };
+    journal.create_table(&record).await.unwrap();
+    let shutdown = CancellationToken::new();
+    let init = TableInit {
+        id,
+        name: "Test".into(),
+        options: TableOptions::default(),
+        owner: hash,
+        created_at: 0,
+        settings: Arc::new(settings),
+        journal: journal.clone(),
+        shutdown: shutdown.clone(),
+        on_exit: Box::new(|_| {}),
+    };
+    let handle = spawn(init, Some(restored), &TaskTracker::new());
+    Harness { handle, owner, journal, _shutdown: shutdown }
+}
+
+/// Seats as a restart finds them: four people with the given tokens.
+fn people(tokens: &[TokenHash; 4]) -> BySeat<Option<RestoredSeat>> {
+    BySeat::new_with(|s| {
+        Some(RestoredSeat {
+            name: s.name().into(),
+            kind: SeatKind::Human,
+            token: Some(tokens[usize::from(s.index())]),
+            left: false,
+            autopilot: false,
+            timeouts: 0,
+            grace_expired: false,
+        })
+    })
+}
+
+#[tokio::test(start_paused = true)]
+async fn restored_tables_keep_counting_views_upwards() {
+    let tokens: Vec<(String, TokenHash)> = (0..4).map(|_| new_token().unwrap()).collect();
+    let hashes = [tokens[0].1, tokens[1].1, tokens[2].1, tokens[3].1];
+    let game = Match::new(Rules::default(), 7);
+    let h = restored_table(settings(), Restored { seats: people(&hashes), game: Some(game), epoch: 3 }).await;
+    let f = Fake::new(64);
+    let (reply, rx) = oneshot::channel();
+    let how = Attach::Resume { token: tokens[0].0.clone() };
+    h.handle
+        .send(TableCommand::Attach { conn: f.id, outbox: f.tx.clone(), how, req: None, reply })
+        .await
+        .unwrap();
+    assert_eq!(rx.await.unwrap(), Some(Role::Seat(Seat::North)));
+    let mut f = f;
+    let mut seqs = Vec::new();
+    while let Ok(frame) = f.rx.try_recv() {
+        if let ServerMessage::View { seq, .. } = serde_json::from_str(frame.as_str()).unwrap() {
+            seqs.push(seq);
+        }
+    }
+    // Above anything the table can have sent before its restarts.
+    assert!(!seqs.is_empty());
+    assert!(seqs.iter().all(|&s| s > 3 << 32), "{seqs:?}");
+}
+
+#[tokio::test(start_paused = true)]
+async fn absence_state_survives_a_restart() {
+    let tokens: Vec<(String, TokenHash)> = (0..4).map(|_| new_token().unwrap()).collect();
+    let hashes = [tokens[0].1, tokens[1].1, tokens[2].1, tokens[3].1];
+    let mut seats = people(&hashes);
+    // East was on autopilot after three timeouts; South's grace had run out.
+    if let Some(s) = seats[Seat::East].as_mut() {
+        s.autopilot = true;
+        s.timeouts = 3;
+    }
+    if let Some(s) = seats[Seat::South].as_mut() {
+        s.grace_expired = true;
+    }
+    let h = restored_table(
+        settings(),
+        Restored { seats, game: Some(Match::new(Rules::default(), 11)), epoch: 1 },
+    )
+    .await;
+    let mut north = Fake::new(4096);
+    north.attach(&h, Attach::Resume { token: tokens[0].0.clone() }).await;
+    let v = north.view();
+    assert_eq!(v.seats[0].status, SeatStatus::Present);
+    // Gone, so away while a grace runs, though the autopilot plays it.
+    assert_eq!(v.seats[1].status, SeatStatus::Away);
+    assert_eq!(v.seats[1].timeouts, 3);
+    assert!(v.seats[1].away_until.is_some());
+    // The grace had run out: the bot goes on, no fresh grace.
+    assert_eq!(v.seats[2].status, SeatStatus::Bot);
+    assert!(v.seats[2].away_until.is_none());
+    assert_eq!(v.seats[3].status, SeatStatus::Away);
+    // The stored seats say so too, for the next restart.
+    let st = status(&h).await;
+    assert_eq!(st.summary.seats[1].status, SeatStatus::Away);
+    // East comes back: the seat is East's again without a take over.
+    let mut east = Fake::new(4096);
+    east.attach(&h, Attach::Resume { token: tokens[1].0.clone() }).await;
+    let v = north.view();
+    assert_eq!(v.seats[1].status, SeatStatus::Present);
+    assert_eq!(v.seats[1].timeouts, 0);
+    let stored = h.journal.get(h.handle.id()).await.unwrap().unwrap();
+    let east_record = stored.seats[Seat::East].clone().unwrap();
+    assert!(!east_record.autopilot && east_record.timeouts == 0);
+}
+
+#[tokio::test(start_paused = true)]
+async fn timeouts_and_autopilot_are_written_with_the_seats() {
+    let s = TableSettings { autopilot_after: 2, ..settings() };
+    let (h, mut seats) = started(TableOptions::default(), s).await;
+    let first = turn_of(&seats[0].view());
+    let i = usize::from(first.index());
+    sleep(Duration::from_millis(40_001)).await;
+    settle().await;
+    let stored = h.journal.get(h.handle.id()).await.unwrap().unwrap();
+    assert_eq!(stored.seats[first].as_ref().unwrap().timeouts, 1);
+    // Round to `first` again, which times out a second time: autopilot.
+    for _ in 0..3 {
+        let t = turn_of(&seats[0].view());
+        let a = legal_action(&seats[usize::from(t.index())].view());
+        seats[usize::from(t.index())].act(&h, act_of(a)).await;
+    }
+    assert_eq!(turn_of(&seats[0].view()), first);
+    sleep(Duration::from_millis(40_001)).await;
+    settle().await;
+    assert_eq!(seats[0].view().seats[i].status, SeatStatus::Autopilot);
+    let stored = h.journal.get(h.handle.id()).await.unwrap().unwrap();
+    let rec = stored.seats[first].clone().unwrap();
+    assert!(rec.autopilot);
+    assert_eq!(rec.timeouts, 2);
+}
+
+#[tokio::test(start_paused = true)]
+async fn an_away_seat_on_autopilot_reads_away_and_its_player_returns_without_take_over() {
+    let s = TableSettings { autopilot_after: 1, bot_delay: Duration::from_secs(5), ..settings() };
+    let (h, mut seats) = started(TableOptions::default(), s).await;
+    let first = turn_of(&seats[0].view());
+    let i = usize::from(first.index());
+    let o = (i + 1) % 4;
+    let token = seats[i].token.clone().unwrap();
+    seats[i].detach(&h).await;
+    sleep(Duration::from_millis(40_001)).await;
+    settle().await;
+    let v = seats[o].view();
+    // Timed out while away: the autopilot is on, but the seat reads away.
+    assert_eq!(v.seats[i].timeouts, 1);
+    assert_eq!(v.seats[i].status, SeatStatus::Away);
+    let mut back = Fake::new(4096);
+    assert_eq!(back.attach(&h, Attach::Resume { token }).await, Some(Role::Seat(first)));
+    let v = seats[o].view();
+    assert_eq!(v.seats[i].status, SeatStatus::Present);
+    assert_eq!(v.seats[i].timeouts, 0);
+    back.act(&h, Act::TakeOver).await;
+    assert_eq!(back.errors.last(), Some(&ErrorCode::NotOnAutopilot), "nothing to take over");
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_seat_takes_only_so_many_connections() {
+    let s = TableSettings { seat_connections: 2, ..settings() };
+    let h = table_with(TableOptions::default(), s).await;
+    let first = Fake::join(&h, Seat::North).await;
+    let token = first.token.clone().unwrap();
+    let mut second = Fake::new(64);
+    assert_eq!(
+        second.attach(&h, Attach::Resume { token: token.clone() }).await,
+        Some(Role::Seat(Seat::North))
+    );
+    let mut third = Fake::new(64);
+    assert_eq!(third.attach(&h, Attach::Resume { token: token.clone() }).await, None);
+    assert_eq!(third.errors, vec![ErrorCode::Capacity]);
+    // One goes: there is room again.
+    second.detach(&h).await;
+    let mut fourth = Fake::new(64);
+    assert_eq!(fourth.attach(&h, Attach::Resume { token }).await, Some(Role::Seat(Seat::North)));
+}
+
+#[tokio::test(start_paused = true)]
+async fn slow_connections_are_all_dropped_after_one_fan_out() {
+    let h = table_with(TableOptions::default(), settings()).await;
+    let mut north = Fake::join(&h, Seat::North).await;
+    // Fifty spectators whose outboxes hold one frame and are never read.
+    let mut slow = Vec::new();
+    for _ in 0..50 {
+        let mut f = Fake::new(2);
+        assert_eq!(f.attach(&h, Attach::Watch).await, Some(Role::Spectator));
+        slow.push(f);
+    }
+    assert_eq!(status(&h).await.summary.spectators, 50);
+    // Three changes overflow all of them at once.
+    let mut east = Fake::join(&h, Seat::East).await;
+    east.act(&h, Act::Leave).await;
+    Fake::join(&h, Seat::West).await;
+    settle().await;
+    // East, who left the lobby, watches on: the only spectator left.
+    assert_eq!(status(&h).await.summary.spectators, 1, "every slow spectator was dropped");
+    // The table goes on for the others.
+    Fake::join(&h, Seat::South).await;
+    assert_eq!(north.view().seats[2].status, SeatStatus::Present);
+    // The table let go of every slow outbox.
+    for f in slow {
+        let Fake { tx, mut rx, .. } = f;
+        drop(tx);
+        while rx.try_recv().is_ok() {}
+        assert!(rx.is_closed());
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn with_every_search_slot_busy_the_rule_bot_plays() {
+    let s = TableSettings {
+        strength: Strength::Search,
+        search_slots: Arc::new(tokio::sync::Semaphore::new(0)),
+        ..settings()
+    };
+    let h = table_with(TableOptions::default(), s).await;
+    let mut owner = Fake::join(&h, Seat::North).await;
+    owner.act(&h, Act::AddBots { owner_token: h.owner.clone() }).await;
+    owner.act(&h, Act::Leave).await;
+    // North left in the lobby: fill again and start with four bots.
+    owner.act(&h, Act::AddBots { owner_token: h.owner.clone() }).await;
+    owner.act(&h, Act::Start { owner_token: h.owner.clone() }).await;
+    for _ in 0..10 {
+        sleep(Duration::from_millis(10)).await;
+        settle().await;
+    }
+    // No search could run, yet the bots have bid and played.
+    let stored = h.journal.get(h.handle.id()).await.unwrap().unwrap();
+    assert!(stored.actions.len() > 8, "only {} moves", stored.actions.len());
+}
+
+#[tokio::test]
+async fn search_decisions_are_not_lost_while_the_queue_is_full() {
+    let s = TableSettings { strength: Strength::Search, bot_delay: Duration::ZERO, ..settings() };
+    let h = table_with(TableOptions::default(), s).await;
+    let mut owner = Fake::new(1 << 16);
+    owner.attach(&h, Attach::Watch).await;
+    let mut bots = Fake::join(&h, Seat::North).await;
+    bots.act(&h, Act::AddBots { owner_token: h.owner.clone() }).await;
+    bots.act(&h, Act::Leave).await;
+    bots.act(&h, Act::AddBots { owner_token: h.owner.clone() }).await;
+    bots.act(&h, Act::Start { owner_token: h.owner.clone() }).await;
+    // Keep the table's queue full for a while with commands that do
+    // nothing (detaching a connection that does not exist).
+    let until = Instant::now() + Duration::from_millis(1500);
+    while Instant::now() < until {
+        while h.handle.try_send(TableCommand::Detach { conn: u64::MAX }) {}
+        tokio::task::yield_now().await;
+    }
+    let moves = |h: &Harness| {
+        let journal = h.journal.clone();
+        let id = h.handle.id();
+        async move { journal.get(id).await.unwrap().unwrap().actions.len() }
+    };
+    let before = moves(&h).await;
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while moves(&h).await < before + 4 {
+        assert!(Instant::now() < deadline, "the bots stopped at {before} moves");
+        sleep(Duration::from_millis(20)).await;
+    }
+}
+
+#[test]
+fn secrets_are_not_in_debug_strings() {
+    let token = "5ecret-5eat-t0ken";
+    let printed = [
+        format!("{:?}", Attach::Resume { token: token.into() }),
+        format!("{:?}", Act::Start { owner_token: token.into() }),
+        format!("{:?}", Act::AddBots { owner_token: token.into() }),
+    ];
+    for p in printed {
+        assert!(!p.contains(token), "{p}");
+    }
+    let restored = Restored {
+        seats: BySeat([None, None, None, None]),
+        game: Some(Match::new(Rules::default(), 0xDEAD_BEEF)),
+        epoch: 1,
+    };
+    let p = format!("{restored:?}");
+    assert!(!p.contains(&0xDEAD_BEEF_u64.to_string()) && !p.contains("deadbeef"), "{p}");
+}
+
+/// A log writer into a shared buffer.
+#[derive(Clone, Default)]
+struct Captured(Arc<std::sync::Mutex<Vec<u8>>>);
+
+impl std::io::Write for Captured {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(buf);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_seed_is_not_logged_while_the_match_runs() {
+    let logs = Captured::default();
+    let writer = logs.clone();
+    let subscriber = tracing_subscriber::fmt()
+        .with_max_level(tracing::Level::TRACE)
+        .with_writer(move || writer.clone())
+        .finish();
+    let _guard = tracing::subscriber::set_default(subscriber);
+    let (h, mut seats) = started(TableOptions::default(), settings()).await;
+    for _ in 0..8 {
+        let t = turn_of(&seats[0].view());
+        let a = legal_action(&seats[usize::from(t.index())].view());
+        seats[usize::from(t.index())].act(&h, act_of(a)).await;
+    }
+    let seed = h.journal.get(h.handle.id()).await.unwrap().unwrap().seed.unwrap();
+    let text = String::from_utf8(logs.0.lock().unwrap().clone()).unwrap();
+    assert!(text.contains("match started"), "the log was captured");
+    for form in [seed.to_string(), format!("{seed:x}"), (seed as i64).to_string()] {
+        assert!(!text.contains(&form), "the seed {form} is in the log");
+    }
 }
