@@ -29,7 +29,7 @@ pub enum Phase {
 /// the same match. The serde form is exactly that (`{"rules", "seed",
 /// "moves"}`), and deserialising replays the moves through the engine, so a
 /// stored match can never come back in a state the rules could not reach.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Clone, PartialEq, Eq)]
 pub struct Match {
     rules: Rules,
     seed: u64,
@@ -42,6 +42,22 @@ pub struct Match {
     last_trick: Option<Trick>,
     moves: Vec<Move>,
     first_dealer: Seat,
+}
+
+/// Shows where the match stands, never the seed or a hand: a `Debug`
+/// string can end up in a log while the match is played.
+impl std::fmt::Debug for Match {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Match")
+            .field("rules", &self.rules)
+            .field("hand_number", &self.hand_number)
+            .field("phase", &self.phase())
+            .field("scores", &self.scores)
+            .field("bags", &self.bags)
+            .field("moves", &self.moves.len())
+            .field("result", &self.result)
+            .finish_non_exhaustive()
+    }
 }
 
 /// A move of a replayed log was refused.
@@ -302,6 +318,18 @@ impl<'de> Deserialize<'de> for Match {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn debug_shows_neither_the_seed_nor_a_hand() {
+        let seed = 0x0123_4567_89AB_CDEF_u64;
+        let m = Match::new(Rules::default(), seed);
+        let printed = format!("{m:?}");
+        assert!(!printed.contains(&seed.to_string()) && !printed.contains("123456789"), "{printed}");
+        for card in m.hand().cards(m.hand().dealer()) {
+            assert!(!printed.contains(&format!("{card:?}")), "{printed}");
+        }
+        assert!(printed.contains("hand_number"), "{printed}");
+    }
+
     use super::*;
     use crate::rules::MatchEnd;
     use crate::scoring::EndReason;

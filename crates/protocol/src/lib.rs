@@ -243,7 +243,7 @@ pub struct ClientFrame {
 
 /// What a client can ask. A connection first attaches to one table with
 /// `join`, `resume` or `watch`; the other messages act on that table.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[derive(Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum ClientMessage {
     /// Take a seat (the first empty one when `seat` is absent). The reply
@@ -460,7 +460,7 @@ impl std::fmt::Display for ErrorCode {
 }
 
 /// What the server sends.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[derive(Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum ServerMessage {
     /// The first frame on every connection.
@@ -558,7 +558,7 @@ pub struct CreateTable {
 }
 
 /// The reply to [`CreateTable`].
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[derive(Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 pub struct CreatedTable {
     /// The new table's id.
     pub table: Uuid,
@@ -727,6 +727,42 @@ pub struct ApiError {
     pub message: String,
 }
 
+/// The JSON fields that hold secrets: never shown by `Debug`.
+const SECRET_FIELDS: [&str; 2] = ["token", "owner_token"];
+
+/// Writes `value` as its JSON form with every secret field replaced by
+/// `"***"`: messages that carry tokens are printed this way, so a token
+/// never reaches a log or a panic message.
+fn debug_redacted<T: Serialize>(name: &str, value: &T, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+    let mut json = serde_json::to_value(value).map_err(|_| std::fmt::Error)?;
+    if let serde_json::Value::Object(map) = &mut json {
+        for key in SECRET_FIELDS {
+            if let Some(v) = map.get_mut(key) {
+                *v = serde_json::Value::String("***".into());
+            }
+        }
+    }
+    write!(f, "{name}({json})")
+}
+
+impl std::fmt::Debug for ClientMessage {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        debug_redacted("ClientMessage", self, f)
+    }
+}
+
+impl std::fmt::Debug for ServerMessage {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        debug_redacted("ServerMessage", self, f)
+    }
+}
+
+impl std::fmt::Debug for CreatedTable {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        debug_redacted("CreatedTable", self, f)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -820,5 +856,35 @@ mod tests {
         assert_eq!((Tempo::Relaxed.card_ms(), Tempo::Relaxed.bid_ms()), (60_000, 75_000));
         assert_eq!((Tempo::Normal.card_ms(), Tempo::Normal.bid_ms()), (30_000, 40_000));
         assert_eq!((Tempo::Fast.card_ms(), Tempo::Fast.bid_ms()), (15_000, 25_000));
+    }
+
+    #[test]
+    fn tokens_never_show_in_debug() {
+        let secret = "0123456789abcdef0123456789abcdef";
+        let printed = [
+            format!("{:?}", ClientMessage::Resume { table: uuid::Uuid::nil(), token: secret.into() }),
+            format!("{:?}", ClientMessage::Start { owner_token: secret.into() }),
+            format!(
+                "{:?}",
+                ClientFrame { req: Some(1), msg: ClientMessage::AddBots { owner_token: secret.into() } }
+            ),
+            format!(
+                "{:?}",
+                ServerMessage::Joined {
+                    req: None,
+                    table: uuid::Uuid::nil(),
+                    seat: Seat::North,
+                    token: secret.into()
+                }
+            ),
+            format!("{:?}", CreatedTable { table: uuid::Uuid::nil(), owner_token: secret.into() }),
+        ];
+        for p in printed {
+            assert!(!p.contains(secret), "{p}");
+            assert!(p.contains("***"), "{p}");
+        }
+        // Everything else still shows.
+        let p = format!("{:?}", ClientMessage::Bid { bid: 4 });
+        assert!(p.contains("\"bid\"") && p.contains('4'), "{p}");
     }
 }

@@ -3,6 +3,7 @@
 
 mod clocks;
 mod crash;
+mod hardening;
 mod helpers;
 mod match_play;
 mod ops;
