@@ -862,7 +862,7 @@ mod tests {
     fn tokens_never_show_in_debug() {
         let secret = "0123456789abcdef0123456789abcdef";
         let printed = [
-            format!("{:?}", ClientMessage::Resume { table: uuid::Uuid::nil(), token: secret.into() }),
+            format!("{:?}", ClientMessage::Resume { table: Uuid::nil(), token: secret.into() }),
             format!("{:?}", ClientMessage::Start { owner_token: secret.into() }),
             format!(
                 "{:?}",
@@ -872,12 +872,12 @@ mod tests {
                 "{:?}",
                 ServerMessage::Joined {
                     req: None,
-                    table: uuid::Uuid::nil(),
+                    table: Uuid::nil(),
                     seat: Seat::North,
                     token: secret.into()
                 }
             ),
-            format!("{:?}", CreatedTable { table: uuid::Uuid::nil(), owner_token: secret.into() }),
+            format!("{:?}", CreatedTable { table: Uuid::nil(), owner_token: secret.into() }),
         ];
         for p in printed {
             assert!(!p.contains(secret), "{p}");
