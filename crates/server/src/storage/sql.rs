@@ -101,18 +101,20 @@ fn db_err(e: sqlx::Error) -> StorageError {
 /// True for failures of the connection or the database as a whole (the
 /// same for every write), as opposed to one write's own fault (a
 /// constraint it breaks, a value the database refuses).
-fn is_transient(e: &sqlx::Error) -> bool {
+fn is_transient(pool: &Pool, e: &sqlx::Error) -> bool {
     match e {
         sqlx::Error::Database(d) => {
             let code = d.code().unwrap_or_default();
-            match code.parse::<u32>() {
-                // SQLite: BUSY, LOCKED, IOERR, FULL, CANTOPEN, PROTOCOL
-                // (extended codes keep the primary code in the low byte).
-                Ok(n) => matches!(n & 0xff, 5 | 6 | 10 | 13 | 14 | 15),
-                // PostgreSQL classes: connection exception, insufficient
+            match pool {
+                // BUSY, LOCKED, IOERR, FULL, CANTOPEN, PROTOCOL (extended
+                // codes keep the primary code in the low byte).
+                Pool::Sqlite(_) => {
+                    code.parse::<u32>().is_ok_and(|n| matches!(n & 0xff, 5 | 6 | 10 | 13 | 14 | 15))
+                }
+                // SQLSTATE classes: connection exception, insufficient
                 // resources, operator intervention, system error,
                 // transaction rollback (serialization, deadlock).
-                Err(_) => ["08", "53", "57", "58", "40"].iter().any(|c| code.starts_with(c)),
+                Pool::Postgres(_) => ["08", "53", "57", "58", "40"].iter().any(|c| code.starts_with(c)),
             }
         }
         sqlx::Error::Io(_)
@@ -364,7 +366,7 @@ async fn write_loop(pool: Pool, mut rx: mpsc::Receiver<WriteReq>) {
         let ops: Vec<&WriteOp> = batch.iter().map(|r| &r.op).collect();
         let results = match run_batch(&pool, &ops).await {
             Ok(results) => results,
-            Err(e) if ops.len() > 1 && !is_transient(&e) => {
+            Err(e) if ops.len() > 1 && !is_transient(&pool, &e) => {
                 warn!(error = %e, writes = ops.len(), "a batch of writes failed; retrying each alone");
                 metrics::counter!("spades_storage_batch_retries_total").increment(1);
                 let mut results = Vec::with_capacity(ops.len());
@@ -377,7 +379,7 @@ async fn write_loop(pool: Pool, mut rx: mpsc::Receiver<WriteReq>) {
                     results.push(match run_batch(&pool, &[op]).await {
                         Ok(mut r) => r.pop().unwrap_or(Ok(0)),
                         Err(e) => {
-                            if is_transient(&e) {
+                            if is_transient(&pool, &e) {
                                 down = Some(e.to_string());
                             }
                             warn!(error = %e, table = %op.table(), "a write failed");
