@@ -434,6 +434,9 @@ pub fn redact_url(url: &str) -> String {
 
 /// `message` with every trace of `url`'s credentials replaced.
 fn scrub(message: &str, url: &str) -> String {
+    if url.is_empty() {
+        return message.to_owned();
+    }
     let mut out = message.replace(url, &redact_url(url));
     if let Some((_, rest)) = url.split_once("://")
         && let Some((userinfo, _)) = rest.split('/').next().unwrap_or_default().rsplit_once('@')
