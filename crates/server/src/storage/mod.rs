@@ -394,7 +394,7 @@ impl Journal {
 }
 
 /// The public line of a seat in match lists and records.
-pub(crate) fn record_seat(seat: Seat, s: &SeatRecord) -> RecordSeat {
+fn record_seat(seat: Seat, s: &SeatRecord) -> RecordSeat {
     RecordSeat { seat, name: s.name.clone(), kind: s.kind, left: s.left }
 }
 
