@@ -64,7 +64,8 @@ pub fn restore(stored: &StoredTable) -> Result<(Restored, TokenHash), StorageErr
     if game.is_some() && seats.0.iter().any(Option::is_none) {
         return Err(corrupt(stored, "a started match with an empty seat".into()));
     }
-    Ok((Restored { seats, game, epoch: 0 }, owner))
+    // The epoch is counted up by the caller when it restores the table.
+    Ok((Restored { seats, game, epoch: stored.epoch }, owner))
 }
 
 fn record_seats(stored: &StoredTable) -> Vec<RecordSeat> {

@@ -219,11 +219,11 @@ async fn list_matches(
 ) -> Result<Json<Vec<MatchSummary>>, AppError> {
     let Query(q) = query.map_err(|e| AppError::new(ErrorCode::BadMessage, e.body_text()))?;
     let limit = q.limit.unwrap_or(20).clamp(1, 200);
-    let stored = state.journal.recent(limit).await.map_err(|e| {
+    let summaries = state.journal.recent_summaries(limit).await.map_err(|e| {
         tracing::warn!(error = %e, "could not list matches");
-        AppError::internal("storage is unavailable")
+        AppError::new(ErrorCode::StorageUnavailable, "the match list cannot be read right now")
     })?;
-    Ok(Json(stored.iter().map(crate::record::summary).collect()))
+    Ok(Json(summaries))
 }
 
 /// A match's record: every finished hand's bids, tricks, scores and cards;

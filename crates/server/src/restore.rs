@@ -27,8 +27,9 @@ pub async fn restore_tables(state: &AppState) -> (usize, usize) {
                 continue;
             }
         };
-        let (stored, (restored_state, owner)) = table;
+        let (stored, (mut restored_state, owner)) = table;
         let id = stored.table.id;
+        restored_state.epoch = next_epoch(state, id, stored.epoch).await;
         // Heal summaries a crash may have cut off: hand results derive from
         // the log.
         if let Some(m) = &restored_state.game {
@@ -58,4 +59,21 @@ pub async fn restore_tables(state: &AppState) -> (usize, usize) {
         info!(restored, skipped, "restored unfinished matches");
     }
     (restored, skipped)
+}
+
+/// Durably counts one more restore of the table and returns the count: a
+/// restored table numbers its views from `epoch << 32`, above every view it
+/// sent before. When the log cannot be written even after a few tries, the
+/// stored epoch plus one still keeps the numbers growing for this run.
+async fn next_epoch(state: &AppState, id: uuid::Uuid, stored: u64) -> u64 {
+    for attempt in 0..3u32 {
+        match state.journal.bump_epoch(id).await {
+            Ok(epoch) => return epoch,
+            Err(e) => {
+                warn!(table_id = %id, error = %e, attempt, "could not store the table's restore count");
+                tokio::time::sleep(std::time::Duration::from_millis(100 << attempt)).await;
+            }
+        }
+    }
+    stored + 1
 }

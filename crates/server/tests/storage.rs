@@ -5,10 +5,15 @@
 
 use std::path::PathBuf;
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use spades_engine::{Action, BySeat, Legal, Match, MatchEnd, Move, Rules, Seat};
 use spades_protocol::{ActionSource, SeatKind, TableOptions};
-use spades_server::storage::{ActionRecord, Journal, SeatRecord, StorageError, TableRecord, execute_raw};
+use spades_server::storage::{
+    ActionRecord, Faults, Journal, Op, SeatRecord, StorageError, StoreOptions, TableRecord, execute_raw,
+    redact_url,
+};
+use sqlx::Connection;
 use sqlx::postgres::PgPoolOptions;
 use uuid::Uuid;
 
@@ -51,6 +56,28 @@ impl TestDb {
         Journal::open(&self.url, &self.dir).await.unwrap()
     }
 
+    async fn open_with(&self, options: StoreOptions) -> Journal {
+        Journal::open_with(&self.url, &self.dir, options).await.unwrap()
+    }
+
+    /// Another connection holding the database's write lock until
+    /// [`Lock::release`].
+    async fn lock(&self) -> Lock {
+        if self.pg_admin.is_some() {
+            let mut c = sqlx::PgConnection::connect(&self.url).await.unwrap();
+            sqlx::raw_sql("BEGIN; LOCK TABLE tables, seats, actions, hands IN EXCLUSIVE MODE")
+                .execute(&mut c)
+                .await
+                .unwrap();
+            Lock::Postgres(c)
+        } else {
+            let options = sqlx::sqlite::SqliteConnectOptions::new().filename(self.dir.join("spades.db"));
+            let mut c = sqlx::SqliteConnection::connect_with(&options).await.unwrap();
+            sqlx::raw_sql("BEGIN IMMEDIATE").execute(&mut c).await.unwrap();
+            Lock::Sqlite(c)
+        }
+    }
+
     async fn cleanup(self) {
         match self.pg_admin {
             Some((base, name)) => {
@@ -62,6 +89,26 @@ impl TestDb {
             }
             None => {
                 let _ = std::fs::remove_dir_all(&self.dir);
+            }
+        }
+    }
+}
+
+enum Lock {
+    Sqlite(sqlx::SqliteConnection),
+    Postgres(sqlx::PgConnection),
+}
+
+impl Lock {
+    async fn release(self) {
+        match self {
+            Lock::Sqlite(mut c) => {
+                sqlx::raw_sql("ROLLBACK").execute(&mut c).await.unwrap();
+                c.close().await.unwrap();
+            }
+            Lock::Postgres(mut c) => {
+                sqlx::raw_sql("ROLLBACK").execute(&mut c).await.unwrap();
+                c.close().await.unwrap();
             }
         }
     }
@@ -276,4 +323,580 @@ async fn corrupt_rows_are_reported_and_the_rest_load() {
         drop(journal);
         db.cleanup().await;
     }
+}
+
+/// Creates a table with seats and a started match.
+async fn started(journal: &Journal, created: u64, seed: u64) -> (Uuid, TableRecord) {
+    let id = Uuid::new_v4();
+    let rec = table_record(id, created);
+    journal.create_table(&rec).await.unwrap();
+    journal.seats(id, &seats()).await.unwrap();
+    journal.start(id, seed).await.unwrap();
+    (id, rec)
+}
+
+fn first_action(rules: Rules, seed: u64) -> (Seat, Action, Action) {
+    let m = Match::new(rules, seed);
+    (m.turn().unwrap(), Action::Bid(3), Action::Bid(4))
+}
+
+async fn idempotent_writes(journal: &Journal) {
+    let kind = journal.kind();
+    let (id, rec) = started(journal, 1, 9).await;
+    // Every write may be repeated.
+    journal.create_table(&rec).await.unwrap();
+    journal.seats(id, &seats()).await.unwrap();
+    journal.start(id, 9).await.unwrap();
+    let (seat, bid, other) = first_action(rec.options.rules, 9);
+    let first = ActionRecord { index: 0, seat, action: bid, source: ActionSource::Player, at_ms: 5 };
+    journal.append(id, first).await.unwrap();
+    // The same seat and action again, from another source and time: success.
+    journal.append(id, ActionRecord { source: ActionSource::Timeout, at_ms: 99, ..first }).await.unwrap();
+    journal.append(id, first).await.unwrap();
+    let stored = journal.get(id).await.unwrap().unwrap();
+    assert_eq!(stored.actions, vec![first], "{kind}: one row, as first written");
+    // A different action, or another seat, at that index: a conflict.
+    for clash in [ActionRecord { action: other, ..first }, ActionRecord { seat: seat.next(), ..first }] {
+        let e = journal.append(id, clash).await.unwrap_err();
+        assert!(e.is_conflict(), "{kind}: {e}");
+        assert!(matches!(e, StorageError::Conflict { table, index: 0 } if table == id), "{kind}: {e:?}");
+    }
+    assert!(!StorageError::Database("x".into()).is_conflict());
+    assert_eq!(journal.get(id).await.unwrap().unwrap().actions, vec![first], "{kind}: the log is unchanged");
+    // Hands, finish and close repeated: no duplicate, no error.
+    let mut m = Match::new(rec.options.rules, 9);
+    m.apply(first.seat, first.action).unwrap();
+    let m = play_on(journal, id, m, usize::MAX).await;
+    let end = *m.result().unwrap();
+    for h in m.results() {
+        journal.hand(id, h).await.unwrap();
+    }
+    journal.finish(id, &end).await.unwrap();
+    let stored = journal.get(id).await.unwrap().unwrap();
+    assert_eq!(stored.hands, m.results(), "{kind}: each hand once");
+    assert_eq!(stored.result, Some(end));
+    let summary = journal.recent_summaries(1).await.unwrap();
+    assert_eq!(summary[0].hands_played, m.results().len(), "{kind}: repeated hands are counted once");
+    journal.close(id).await.unwrap();
+    journal.close(id).await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn writes_are_idempotent_and_a_different_action_is_a_conflict() {
+    idempotent_writes(&Journal::memory()).await;
+    for db in TestDb::all().await {
+        let journal = db.open().await;
+        idempotent_writes(&journal).await;
+        drop(journal);
+        db.cleanup().await;
+    }
+}
+
+/// One batch holding a write that fails (an action for a table that does
+/// not exist: a foreign key error), a conflicting action and good writes
+/// for other tables: only the two bad ones fail.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failing_write_fails_alone_in_its_batch() {
+    for db in TestDb::all().await {
+        let journal =
+            db.open_with(StoreOptions { write_timeout: Duration::from_secs(20), ..Default::default() }).await;
+        let kind = journal.kind();
+        let rules = table_record(Uuid::nil(), 0).options.rules;
+        let mut tables = Vec::new();
+        for n in 0..8u64 {
+            tables.push(started(&journal, n, n).await.0);
+        }
+        let t0 = tables[0];
+        // Table 0 has its first move stored: the conflicting write will
+        // put another action there.
+        let (seat0, bid0, other0) = first_action(rules, 0);
+        let first =
+            ActionRecord { index: 0, seat: seat0, action: bid0, source: ActionSource::Player, at_ms: 1 };
+        journal.append(tables[0], first).await.unwrap();
+        // Hold the write lock so that everything queues up behind the
+        // first write and is committed as one batch.
+        let lock = db.lock().await;
+        let blocker = {
+            let journal = journal.clone();
+            let (id, seat) = (tables[7], first_action(rules, 7).0);
+            tokio::spawn(async move {
+                journal
+                    .append(
+                        id,
+                        ActionRecord {
+                            index: 0,
+                            seat,
+                            action: Action::Bid(1),
+                            source: ActionSource::Bot,
+                            at_ms: 1,
+                        },
+                    )
+                    .await
+            })
+        };
+        tokio::time::sleep(Duration::from_millis(150)).await;
+        let mut tasks = Vec::new();
+        let poisoned = Uuid::new_v4();
+        let seat = first_action(rules, 1).0;
+        let bad =
+            ActionRecord { index: 0, seat, action: Action::Bid(2), source: ActionSource::Player, at_ms: 2 };
+        tasks.push((
+            poisoned,
+            tokio::spawn({
+                let journal = journal.clone();
+                async move { journal.append(poisoned, bad).await }
+            }),
+        ));
+        tasks.push((
+            tables[0],
+            tokio::spawn({
+                let journal = journal.clone();
+                async move { journal.append(t0, ActionRecord { action: other0, ..first }).await }
+            }),
+        ));
+        for &id in &tables[1..7] {
+            let n = tables.iter().position(|t| *t == id).unwrap() as u64;
+            let seat = first_action(rules, n).0;
+            let journal = journal.clone();
+            tasks.push((
+                id,
+                tokio::spawn(async move {
+                    journal
+                        .append(
+                            id,
+                            ActionRecord {
+                                index: 0,
+                                seat,
+                                action: Action::Bid(2),
+                                source: ActionSource::Bot,
+                                at_ms: 3,
+                            },
+                        )
+                        .await
+                }),
+            ));
+        }
+        let epoch_task = tokio::spawn({
+            let journal = journal.clone();
+            let id = tables[3];
+            async move { journal.bump_epoch(id).await }
+        });
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        lock.release().await;
+        blocker.await.unwrap().unwrap();
+        for (id, task) in tasks {
+            let result = task.await.unwrap();
+            if id == poisoned {
+                assert!(matches!(result, Err(StorageError::Database(_))), "{kind}: {result:?}");
+            } else if id == tables[0] {
+                assert!(matches!(result, Err(StorageError::Conflict { index: 0, .. })), "{kind}: {result:?}");
+            } else {
+                result.unwrap_or_else(|e| panic!("{kind}: a good write failed with the bad ones: {e}"));
+                assert_eq!(journal.get(id).await.unwrap().unwrap().actions.len(), 1, "{kind}");
+            }
+        }
+        assert_eq!(epoch_task.await.unwrap().unwrap(), 1, "{kind}");
+        assert_eq!(journal.get(tables[0]).await.unwrap().unwrap().actions, vec![first], "{kind}");
+        assert!(journal.get(poisoned).await.unwrap().is_none());
+        drop(journal);
+        db.cleanup().await;
+    }
+}
+
+/// A write's caller is answered within the write timeout while another
+/// connection holds the database locked; the write commits once the lock
+/// is gone, and retrying it is harmless.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hanging_database_answers_within_the_write_timeout() {
+    for db in TestDb::all().await {
+        let timeout = Duration::from_millis(400);
+        let journal = db.open_with(StoreOptions { write_timeout: timeout, ..Default::default() }).await;
+        let kind = journal.kind();
+        let (id, rec) = started(&journal, 1, 4).await;
+        let (seat, bid, _) = first_action(rec.options.rules, 4);
+        let action = ActionRecord { index: 0, seat, action: bid, source: ActionSource::Player, at_ms: 1 };
+        let lock = db.lock().await;
+        let began = Instant::now();
+        let e = journal.append(id, action).await.unwrap_err();
+        let took = began.elapsed();
+        assert!(matches!(&e, StorageError::Database(m) if m.contains("timed out")), "{kind}: {e}");
+        assert!(
+            took >= timeout && took < timeout + Duration::from_millis(600),
+            "{kind}: answered after {took:?}"
+        );
+        // Reads are on other connections: the list still answers.
+        assert_eq!(journal.recent_summaries(5).await.unwrap().len(), 1, "{kind}");
+        lock.release().await;
+        // The retry succeeds (the first attempt may have committed by now).
+        journal.append(id, action).await.unwrap();
+        assert_eq!(journal.get(id).await.unwrap().unwrap().actions, vec![action], "{kind}");
+        drop(journal);
+        db.cleanup().await;
+    }
+}
+
+async fn epochs(journal: &Journal) {
+    let kind = journal.kind();
+    let (id, _) = started(journal, 1, 1).await;
+    assert_eq!(journal.get(id).await.unwrap().unwrap().epoch, 0, "{kind}");
+    assert_eq!(journal.bump_epoch(id).await.unwrap(), 1, "{kind}");
+    assert_eq!(journal.bump_epoch(id).await.unwrap(), 2, "{kind}");
+    assert_eq!(journal.get(id).await.unwrap().unwrap().epoch, 2, "{kind}");
+    assert!(journal.bump_epoch(Uuid::new_v4()).await.is_err(), "{kind}: no such table");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_epoch_grows_and_survives_a_reopen() {
+    epochs(&Journal::memory()).await;
+    for db in TestDb::all().await {
+        let journal = db.open().await;
+        epochs(&journal).await;
+        let id = journal.unfinished().await.unwrap()[0].as_ref().unwrap().table.id;
+        drop(journal);
+        let journal = db.open().await;
+        let kind = journal.kind();
+        let stored = journal.unfinished().await.unwrap().remove(0).unwrap();
+        assert_eq!(stored.epoch, 2, "{kind}: the epoch is durable");
+        assert_eq!(journal.bump_epoch(id).await.unwrap(), 3, "{kind}");
+        drop(journal);
+        db.cleanup().await;
+    }
+}
+
+fn absent_seats() -> BySeat<Option<SeatRecord>> {
+    let mut s = seats();
+    let north = s[Seat::North].as_mut().unwrap();
+    north.autopilot = true;
+    north.timeouts = 3;
+    north.grace_expired = true;
+    let east = s[Seat::East].as_mut().unwrap();
+    east.timeouts = 255;
+    s
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn seat_absence_state_round_trips() {
+    let memory = Journal::memory();
+    let (id, _) = started(&memory, 1, 1).await;
+    memory.seats(id, &absent_seats()).await.unwrap();
+    assert_eq!(memory.get(id).await.unwrap().unwrap().seats, absent_seats());
+    for db in TestDb::all().await {
+        let journal = db.open().await;
+        let (id, _) = started(&journal, 1, 1).await;
+        journal.seats(id, &absent_seats()).await.unwrap();
+        assert_eq!(journal.get(id).await.unwrap().unwrap().seats, absent_seats(), "{}", journal.kind());
+        drop(journal);
+        let journal = db.open().await;
+        assert_eq!(
+            journal.get(id).await.unwrap().unwrap().seats,
+            absent_seats(),
+            "{} reopened",
+            journal.kind()
+        );
+        // And back to present.
+        journal.seats(id, &seats()).await.unwrap();
+        assert_eq!(journal.get(id).await.unwrap().unwrap().seats, seats());
+        drop(journal);
+        db.cleanup().await;
+    }
+    // Records written before these fields existed still read.
+    let old: SeatRecord =
+        serde_json::from_str(r#"{"name":"a","kind":"bot","token_hash":null,"left":false}"#).unwrap();
+    assert!(!old.autopilot && old.timeouts == 0 && !old.grace_expired);
+}
+
+/// Several matches: finished, running at different points, started without
+/// a move, with a seat left and with no seats at all, and one never
+/// started (not listed).
+async fn some_matches(journal: &Journal) -> Vec<Uuid> {
+    let rules = table_record(Uuid::nil(), 0).options.rules;
+    let mut ids = Vec::new();
+    for (n, moves) in [(0u64, usize::MAX), (1, 130), (2, 0), (3, 7), (4, 60)] {
+        let (id, _) = started(journal, 100 + n, n).await;
+        let m = play(journal, id, rules, n, moves).await;
+        assert_eq!(m.result().is_some(), moves == usize::MAX);
+        ids.push(id);
+    }
+    let mut left = seats();
+    left[Seat::West].as_mut().unwrap().left = true;
+    journal.seats(ids[3], &left).await.unwrap();
+    // Started with no seats stored (an old record): listed with none.
+    let bare = Uuid::new_v4();
+    journal.create_table(&table_record(bare, 50)).await.unwrap();
+    journal.start(bare, 1).await.unwrap();
+    // Never started: not listed.
+    journal.create_table(&table_record(Uuid::new_v4(), 200)).await.unwrap();
+    ids.push(bare);
+    ids
+}
+
+async fn summaries_match_replay(journal: &Journal) {
+    let kind = journal.kind();
+    some_matches(journal).await;
+    for limit in [1, 3, 6, 20] {
+        let replayed: Vec<_> =
+            journal.recent(limit).await.unwrap().iter().map(spades_server::record::summary).collect();
+        let listed = journal.recent_summaries(limit).await.unwrap();
+        assert_eq!(listed, replayed, "{kind}, limit {limit}");
+        assert_eq!(listed.len(), limit.min(6), "{kind}");
+    }
+    let all = journal.recent_summaries(20).await.unwrap();
+    assert!(all[4].finished && all[4].result.is_some() && all[4].hands_played >= 5, "{kind}: {:?}", all[4]);
+    assert!(all[3].hands_played >= 2 && all[3].scores != [0, 0], "{kind}: {:?}", all[3]);
+    assert!(all[1].seats[3].left, "{kind}");
+    assert!(all[5].seats.is_empty(), "{kind}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn recent_summaries_equal_the_replayed_summaries() {
+    summaries_match_replay(&Journal::memory()).await;
+    for db in TestDb::all().await {
+        let journal = db.open().await;
+        summaries_match_replay(&journal).await;
+        // The migration's backfill computes the same summary columns
+        // from the stored hands.
+        let sql = journal.sql().unwrap();
+        execute_raw(sql, "UPDATE tables SET hands_played = 0, score_ns = 0, score_ew = 0").await.unwrap();
+        assert_ne!(
+            journal.recent_summaries(20).await.unwrap(),
+            journal.recent(20).await.unwrap().iter().map(spades_server::record::summary).collect::<Vec<_>>()
+        );
+        let migration = if journal.kind() == "sqlite" {
+            include_str!("../../../migrations/sqlite/20261201000000_resilience.sql")
+        } else {
+            include_str!("../../../migrations/postgres/20261201000000_resilience.sql")
+        };
+        let start = migration.find("UPDATE tables SET").unwrap();
+        let end = start + migration[start..].find(';').unwrap();
+        execute_raw(sql, &migration[start..=end]).await.unwrap();
+        let replayed: Vec<_> =
+            journal.recent(20).await.unwrap().iter().map(spades_server::record::summary).collect();
+        assert_eq!(journal.recent_summaries(20).await.unwrap(), replayed, "{} backfilled", journal.kind());
+        drop(journal);
+        db.cleanup().await;
+    }
+}
+
+/// Calls the operation of kind `op` once; `Ok` when it succeeded.
+async fn call(journal: &Journal, op: Op, id: Uuid) -> Result<(), StorageError> {
+    let rules = table_record(Uuid::nil(), 0).options.rules;
+    match op {
+        Op::Table => journal.create_table(&table_record(id, 1)).await,
+        Op::Seats => journal.seats(id, &absent_seats()).await,
+        Op::Start => journal.start(id, 77).await,
+        Op::Action => {
+            let m = Match::new(rules, 77);
+            let seat = m.turn().unwrap();
+            journal
+                .append(
+                    id,
+                    ActionRecord {
+                        index: 0,
+                        seat,
+                        action: Action::Bid(3),
+                        source: ActionSource::Player,
+                        at_ms: 1,
+                    },
+                )
+                .await
+        }
+        Op::Hand => {
+            let mut m = Match::new(rules, 77);
+            while m.results().is_empty() {
+                let seat = m.turn().unwrap();
+                let action = match m.legal_moves() {
+                    Legal::Bid { .. } => Action::Bid(3),
+                    Legal::Play { cards } => Action::Play(cards.first().unwrap()),
+                    Legal::None => unreachable!(),
+                };
+                m.apply(seat, action).unwrap();
+            }
+            journal.hand(id, &m.results()[0]).await
+        }
+        Op::Finish => {
+            let end = spades_engine::MatchResult {
+                outcome: spades_engine::Outcome::Draw,
+                reason: spades_engine::EndReason::HandCap,
+                scores: spades_engine::ByTeam([0, 0]),
+                hands_played: 99,
+            };
+            journal.finish(id, &end).await
+        }
+        Op::Close => journal.close(id).await,
+        Op::Epoch => journal.bump_epoch(id).await.map(drop),
+        Op::Read => journal.get(id).await.map(drop),
+    }
+}
+
+/// Whether the effect of `op` (see [`call`]) is in the log.
+async fn written(plain: &Journal, op: Op, id: Uuid) -> bool {
+    let Some(t) = plain.get(id).await.unwrap() else { return op == Op::Close };
+    match op {
+        Op::Table | Op::Read => true,
+        Op::Seats => t.seats == absent_seats(),
+        Op::Start => t.seed == Some(77),
+        Op::Action => t.actions.len() == 1,
+        Op::Hand => t.hands.len() == 1,
+        Op::Finish => t.result.is_some(),
+        Op::Close => plain.unfinished().await.unwrap().iter().all(|u| u.as_ref().unwrap().table.id != id),
+        Op::Epoch => t.epoch == 1,
+    }
+}
+
+const OPS: [Op; 9] =
+    [Op::Table, Op::Seats, Op::Start, Op::Action, Op::Hand, Op::Finish, Op::Close, Op::Epoch, Op::Read];
+
+async fn faults_do_what_they_say(plain: Journal) {
+    let kind = plain.kind();
+    let (journal, faults): (Journal, Faults) = plain.clone().with_faults();
+    let injected = |e: &StorageError| matches!(e, StorageError::Database(m) if m == "injected failure");
+    for (n, op) in OPS.into_iter().enumerate() {
+        // Once: that operation fails and writes nothing; the next succeeds.
+        let id = Uuid::new_v4();
+        if op != Op::Table {
+            plain.create_table(&table_record(id, n as u64)).await.unwrap();
+        }
+        faults.fail_once(op);
+        // Other kinds are not affected.
+        let other = if op == Op::Read { Op::Epoch } else { Op::Read };
+        if op != Op::Table {
+            call(&journal, other, id).await.unwrap();
+        }
+        let e = call(&journal, op, id).await.unwrap_err();
+        assert!(injected(&e), "{kind} {op:?}: {e}");
+        if op == Op::Read {
+            // The epoch was bumped above by the unaffected operation.
+            assert_eq!(plain.get(id).await.unwrap().unwrap().epoch, 1);
+        } else {
+            assert!(!written(&plain, op, id).await, "{kind} {op:?}: written");
+        }
+        call(&journal, op, id).await.unwrap_or_else(|e| panic!("{kind} {op:?} after the failure: {e}"));
+        assert!(written(&plain, op, id).await, "{kind} {op:?}: not written after the failure");
+
+        // After commit: reported failed, yet written.
+        let id = Uuid::new_v4();
+        if op != Op::Table {
+            plain.create_table(&table_record(id, n as u64)).await.unwrap();
+        }
+        faults.fail_after_commit(op);
+        let e = call(&journal, op, id).await.unwrap_err();
+        assert!(injected(&e), "{kind} {op:?}: {e}");
+        assert!(written(&plain, op, id).await, "{kind} {op:?}: the row is there although the call failed");
+        if op != Op::Epoch && op != Op::Read {
+            // Repeating it is harmless.
+            call(&journal, op, id).await.unwrap();
+            assert!(written(&plain, op, id).await, "{kind} {op:?}");
+        }
+    }
+    assert_eq!(faults.injected(), 2 * OPS.len() as u64, "{kind}");
+
+    // For a duration, one kind: it fails until the time is up, others work.
+    let (id, _) = started(&plain, 500, 77).await;
+    faults.fail_for(Some(Op::Action), Duration::from_millis(300));
+    assert!(injected(&call(&journal, Op::Action, id).await.unwrap_err()));
+    assert!(injected(&call(&journal, Op::Action, id).await.unwrap_err()));
+    call(&journal, Op::Seats, id).await.unwrap();
+    assert!(journal.ping().await, "{kind}: one kind failing leaves the store up");
+    tokio::time::sleep(Duration::from_millis(350)).await;
+    call(&journal, Op::Action, id).await.unwrap();
+    assert!(written(&plain, Op::Action, id).await);
+
+    // For a duration, everything: reads too, and ping reports down.
+    faults.fail_for(None, Duration::from_millis(300));
+    assert!(!journal.ping().await, "{kind}");
+    for op in [Op::Read, Op::Start, Op::Epoch] {
+        assert!(injected(&call(&journal, op, id).await.unwrap_err()), "{kind} {op:?}");
+    }
+    assert_eq!(plain.get(id).await.unwrap().unwrap().epoch, 0, "{kind}: nothing written");
+    tokio::time::sleep(Duration::from_millis(350)).await;
+    assert!(journal.ping().await, "{kind}");
+    call(&journal, Op::Read, id).await.unwrap();
+
+    // Clear cancels whatever is pending.
+    let before = faults.injected();
+    faults.fail_once(Op::Read);
+    faults.fail_after_commit(Op::Seats);
+    faults.fail_for(None, Duration::from_secs(60));
+    faults.clear();
+    assert!(journal.ping().await);
+    call(&journal, Op::Read, id).await.unwrap();
+    call(&journal, Op::Seats, id).await.unwrap();
+    assert_eq!(faults.injected(), before, "{kind}");
+    // The plain journal never sees the faults.
+    faults.fail_for(None, Duration::from_secs(60));
+    assert!(plain.ping().await);
+    plain.get(id).await.unwrap();
+    // Clones share them.
+    assert!(!journal.clone().ping().await);
+    faults.clear();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn injected_faults_once_for_a_while_and_after_commit() {
+    faults_do_what_they_say(Journal::memory()).await;
+    for db in TestDb::all().await {
+        faults_do_what_they_say(db.open().await).await;
+        db.cleanup().await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn database_errors_never_show_a_password() {
+    assert_eq!(
+        redact_url("postgres://spades:hunter2@db.example:5432/spades?sslmode=require"),
+        "postgres://db.example:5432/spades"
+    );
+    assert_eq!(redact_url("postgresql://db:5432/x"), "postgresql://db:5432/x");
+    assert_eq!(
+        redact_url("sqlite:///var/lib/spades/spades.db?mode=rwc"),
+        "sqlite:///var/lib/spades/spades.db"
+    );
+    assert_eq!(redact_url("sqlite:spades.db"), "sqlite:spades.db");
+    let options = StoreOptions { acquire_timeout: Duration::from_millis(300), ..Default::default() };
+    let url = "postgres://spades:hunter2@127.0.0.1:1/spades";
+    let e = Journal::open_with(url, &std::env::temp_dir(), options).await.unwrap_err();
+    let shown = format!("{e} {e:?}");
+    assert!(!shown.contains("hunter2"), "{shown}");
+    assert!(shown.contains("127.0.0.1:1/spades"), "{shown}");
+}
+
+/// Reads that hang (here: waiting on a lock of `hands`, which every full
+/// read touches) and outnumber the read connections do not hold up the
+/// writer: it has connections of its own. PostgreSQL only (SQLite readers
+/// never wait on locks).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn hanging_reads_do_not_starve_writes() {
+    let Some(db) = TestDb::postgres().await else { return };
+    let journal = db.open().await;
+    let (id, rec) = started(&journal, 1, 4).await;
+    let mut c = sqlx::PgConnection::connect(&db.url).await.unwrap();
+    sqlx::raw_sql("BEGIN; LOCK TABLE hands IN ACCESS EXCLUSIVE MODE").execute(&mut c).await.unwrap();
+    let reads: Vec<_> = (0..20)
+        .map(|_| {
+            let journal = journal.clone();
+            tokio::spawn(async move { journal.get(id).await })
+        })
+        .collect();
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(reads.iter().all(|r| !r.is_finished()), "the reads wait on the lock");
+    let (seat, bid, _) = first_action(rec.options.rules, 4);
+    let action = ActionRecord { index: 0, seat, action: bid, source: ActionSource::Player, at_ms: 1 };
+    let began = Instant::now();
+    tokio::time::timeout(Duration::from_secs(2), journal.append(id, action))
+        .await
+        .expect("the write is answered while every read connection is busy")
+        .unwrap();
+    assert!(began.elapsed() < Duration::from_secs(2));
+    sqlx::raw_sql("ROLLBACK").execute(&mut c).await.unwrap();
+    c.close().await.unwrap();
+    for r in reads {
+        // (those that waited for a connection longer than the acquire
+        // timeout fail; the others read the table)
+        if let Ok(t) = r.await.unwrap() {
+            assert!(t.is_some());
+        }
+    }
+    assert_eq!(journal.get(id).await.unwrap().unwrap().actions, vec![action]);
+    drop(journal);
+    db.cleanup().await;
 }

@@ -1,13 +1,14 @@
 //! The in-memory event log (tests and benchmarks; nothing survives a
-//! restart).
+//! restart). It answers like the SQL log: every write is idempotent.
 
 use std::collections::HashMap;
 use std::sync::Mutex;
 
-use spades_engine::{BySeat, HandResult, MatchResult};
+use spades_protocol::MatchSummary;
 use uuid::Uuid;
 
-use super::{ActionRecord, SeatRecord, StorageError, StoredTable, TableRecord};
+use super::sql::WriteOp;
+use super::{StorageError, StoredTable, summary_of};
 
 /// Tables by id. A `std` mutex: it is never held across an `.await`.
 #[derive(Debug, Default)]
@@ -15,62 +16,60 @@ pub struct MemoryStore {
     tables: Mutex<HashMap<Uuid, StoredTable>>,
 }
 
-impl MemoryStore {
-    fn with<T>(&self, table: Uuid, f: impl FnOnce(&mut StoredTable) -> T) -> Result<T, StorageError> {
-        let mut tables = self.tables.lock().map_err(|_| StorageError::Stopped)?;
-        let t = tables.get_mut(&table).ok_or_else(|| StorageError::Corrupt {
-            table: table.to_string(),
-            reason: "no such table in the log".into(),
-        })?;
-        Ok(f(t))
-    }
+fn missing(table: Uuid) -> StorageError {
+    StorageError::Corrupt { table: table.to_string(), reason: "no such table in the log".into() }
+}
 
-    pub(super) fn create_table(&self, table: &TableRecord) -> Result<(), StorageError> {
+impl MemoryStore {
+    /// Applies one write; returns the new epoch for an epoch bump, else 0.
+    pub(super) fn write(&self, op: &WriteOp) -> Result<u64, StorageError> {
         let mut tables = self.tables.lock().map_err(|_| StorageError::Stopped)?;
-        tables.insert(
-            table.id,
-            StoredTable {
-                table: table.clone(),
-                seats: BySeat([None, None, None, None]),
+        if let WriteOp::Table(t) = op {
+            tables.entry(t.id).or_insert_with(|| StoredTable {
+                table: t.clone(),
+                seats: spades_engine::BySeat([None, None, None, None]),
                 seed: None,
                 actions: Vec::new(),
                 hands: Vec::new(),
                 result: None,
+                epoch: 0,
+            });
+            return Ok(0);
+        }
+        if let WriteOp::Close { table, .. } = op {
+            tables.remove(table);
+            return Ok(0);
+        }
+        let id = op.table();
+        let t = tables.get_mut(&id).ok_or_else(|| missing(id))?;
+        match op {
+            WriteOp::Table(_) | WriteOp::Close { .. } => {}
+            WriteOp::Seats(_, seats) => t.seats = seats.clone(),
+            WriteOp::Start { seed, .. } => t.seed = Some(*seed),
+            WriteOp::Action(_, a) => match t.actions.get(a.index) {
+                Some(stored) if stored.seat == a.seat && stored.action == a.action => {}
+                None if a.index == t.actions.len() => t.actions.push(*a),
+                _ => return Err(StorageError::Conflict { table: id, index: a.index }),
             },
-        );
-        Ok(())
-    }
-
-    pub(super) fn seats(&self, table: Uuid, seats: &BySeat<Option<SeatRecord>>) -> Result<(), StorageError> {
-        self.with(table, |t| t.seats = seats.clone())
-    }
-
-    pub(super) fn start(&self, table: Uuid, seed: u64) -> Result<(), StorageError> {
-        self.with(table, |t| t.seed = Some(seed))
-    }
-
-    pub(super) fn append(&self, table: Uuid, action: ActionRecord) -> Result<(), StorageError> {
-        self.with(table, |t| t.actions.push(action))
-    }
-
-    pub(super) fn hand(&self, table: Uuid, result: &HandResult) -> Result<(), StorageError> {
-        self.with(table, |t| t.hands.push(result.clone()))
-    }
-
-    pub(super) fn finish(&self, table: Uuid, result: &MatchResult) -> Result<(), StorageError> {
-        self.with(table, |t| t.result = Some(*result))
-    }
-
-    pub(super) fn close(&self, table: Uuid) -> Result<(), StorageError> {
-        let mut tables = self.tables.lock().map_err(|_| StorageError::Stopped)?;
-        tables.remove(&table);
-        Ok(())
+            WriteOp::Hand(_, h) => {
+                if !t.hands.iter().any(|s| s.hand_number == h.hand_number) {
+                    t.hands.push(h.clone());
+                    t.hands.sort_by_key(|s| s.hand_number);
+                }
+            }
+            WriteOp::Finish { result, .. } => t.result = Some(*result),
+            WriteOp::Epoch(_) => {
+                t.epoch += 1;
+                return Ok(t.epoch);
+            }
+        }
+        Ok(0)
     }
 
     pub(super) fn unfinished(&self) -> Vec<StoredTable> {
         let Ok(tables) = self.tables.lock() else { return Vec::new() };
         let mut v: Vec<StoredTable> = tables.values().filter(|t| t.result.is_none()).cloned().collect();
-        v.sort_by_key(|t| t.table.created_at_ms);
+        v.sort_by_key(|t| (t.table.created_at_ms, t.table.id));
         v
     }
 
@@ -81,8 +80,12 @@ impl MemoryStore {
     pub(super) fn recent(&self, limit: usize) -> Vec<StoredTable> {
         let Ok(tables) = self.tables.lock() else { return Vec::new() };
         let mut v: Vec<StoredTable> = tables.values().filter(|t| t.seed.is_some()).cloned().collect();
-        v.sort_by_key(|t| std::cmp::Reverse(t.table.created_at_ms));
+        v.sort_by_key(|t| std::cmp::Reverse((t.table.created_at_ms, t.table.id)));
         v.truncate(limit);
         v
+    }
+
+    pub(super) fn recent_summaries(&self, limit: usize) -> Vec<MatchSummary> {
+        self.recent(limit).iter().map(summary_of).collect()
     }
 }

@@ -1,17 +1,25 @@
 //! The event log: every table, seat change and accepted action, written
 //! before anybody sees its effect, and read back at start-up to resume every
 //! unfinished match.
+//!
+//! Every write is idempotent (a retry after a lost answer is safe), a
+//! write's caller is answered within [`StoreOptions::write_timeout`] even
+//! when the database hangs, and one failing write never fails another
+//! table's.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 use spades_engine::{Action, BySeat, HandResult, MatchResult, Seat};
-use spades_protocol::{ActionSource, SeatKind, TableOptions};
+use spades_protocol::{ActionSource, MatchSummary, RecordSeat, SeatKind, TableOptions};
 use uuid::Uuid;
 
+mod faults;
 mod memory;
 mod sql;
 
+pub use faults::{Faults, Op};
 pub use memory::MemoryStore;
 use sql::WriteOp;
 pub use sql::{SqlStore, execute_raw};
@@ -42,13 +50,13 @@ pub struct SeatRecord {
     pub token_hash: Option<String>,
     /// Left on purpose.
     pub left: bool,
-    /// The autopilot plays the seat.
+    /// Timeouts have put the seat on autopilot.
     #[serde(default)]
     pub autopilot: bool,
-    /// Timeouts in a row.
+    /// Turns the seat has lost to the clock.
     #[serde(default)]
     pub timeouts: u8,
-    /// The grace ran out: a bot plays until the player returns.
+    /// The absent player's grace period has run out.
     #[serde(default)]
     pub grace_expired: bool,
 }
@@ -83,12 +91,14 @@ pub struct StoredTable {
     pub hands: Vec<HandResult>,
     /// The result, once over.
     pub result: Option<MatchResult>,
+    /// How many times the table has been restored ([`Journal::bump_epoch`]).
+    pub epoch: u64,
 }
 
 /// A storage failure.
 #[derive(Debug, thiserror::Error)]
 pub enum StorageError {
-    /// The database refused or failed.
+    /// The database refused, failed or did not answer in time.
     #[error("database error: {0}")]
     Database(String),
     /// A stored row could not be read.
@@ -99,24 +109,45 @@ pub enum StorageError {
         /// What is wrong.
         reason: String,
     },
-    /// The log writer has stopped.
-    #[error("the event log writer has stopped")]
-    Stopped,
     /// A different action is already stored at this index: the table must
     /// reload from the log.
-    #[error("table {table}: a different action is stored at index {index}")]
+    #[error(
+        "a different action is already stored at index {index} of table {table}: the table must reload from the log"
+    )]
     Conflict {
         /// The table.
         table: Uuid,
-        /// The index.
+        /// The position in its move list.
         index: usize,
     },
+    /// The log writer has stopped.
+    #[error("the event log writer has stopped")]
+    Stopped,
 }
 
 impl StorageError {
-    /// True for [`StorageError::Conflict`].
+    /// True for [`StorageError::Conflict`]: retrying cannot help, the table
+    /// must reload from the log.
     pub fn is_conflict(&self) -> bool {
         matches!(self, StorageError::Conflict { .. })
+    }
+}
+
+/// How a SQL log behaves under trouble.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StoreOptions {
+    /// A write's caller is answered within this, committed or not (the
+    /// write may still commit later; writes are idempotent, so a retry is
+    /// safe).
+    pub write_timeout: Duration,
+    /// Longest wait for a pooled connection (PostgreSQL) or for a lock held
+    /// by another connection (SQLite) before an operation fails.
+    pub acquire_timeout: Duration,
+}
+
+impl Default for StoreOptions {
+    fn default() -> StoreOptions {
+        StoreOptions { write_timeout: Duration::from_secs(5), acquire_timeout: Duration::from_secs(3) }
     }
 }
 
@@ -124,6 +155,7 @@ impl StorageError {
 #[derive(Debug, Clone)]
 pub struct Journal {
     backend: Arc<Backend>,
+    faults: Option<Faults>,
 }
 
 #[derive(Debug)]
@@ -133,18 +165,42 @@ enum Backend {
 }
 
 impl Journal {
+    fn with_backend(backend: Backend) -> Journal {
+        Journal { backend: Arc::new(backend), faults: None }
+    }
+
     /// A log kept in memory only (tests and benchmarks).
     pub fn memory() -> Journal {
-        Journal { backend: Arc::new(Backend::Memory(MemoryStore::default())) }
+        Journal::with_backend(Backend::Memory(MemoryStore::default()))
     }
 
     /// The SQLite or PostgreSQL log named by `url` (empty: SQLite in
-    /// `data_dir`), migrated and ready.
+    /// `data_dir`), migrated and ready, with the default [`StoreOptions`].
     ///
     /// # Errors
     /// When the database cannot be opened or migrated.
     pub async fn open(url: &str, data_dir: &std::path::Path) -> Result<Journal, StorageError> {
-        Ok(Journal { backend: Arc::new(Backend::Sql(SqlStore::open(url, data_dir).await?)) })
+        Journal::open_with(url, data_dir, StoreOptions::default()).await
+    }
+
+    /// [`Journal::open`] with explicit options.
+    ///
+    /// # Errors
+    /// When the database cannot be opened or migrated.
+    pub async fn open_with(
+        url: &str,
+        data_dir: &std::path::Path,
+        options: StoreOptions,
+    ) -> Result<Journal, StorageError> {
+        Ok(Journal::with_backend(Backend::Sql(SqlStore::open_with(url, data_dir, options).await?)))
+    }
+
+    /// This journal with failures injected on demand (tests): the returned
+    /// [`Faults`] controls it and every clone of it.
+    #[doc(hidden)]
+    pub fn with_faults(self) -> (Journal, Faults) {
+        let faults = Faults::default();
+        (Journal { backend: self.backend, faults: Some(faults.clone()) }, faults)
     }
 
     /// The SQL store behind this journal, if any (tests).
@@ -163,26 +219,50 @@ impl Journal {
         }
     }
 
-    /// Records a new table.
+    /// Runs `work` unless a fault is due for `op`; reports an injected
+    /// failure after it when one is due "after commit".
+    async fn guarded<T>(
+        &self,
+        op: Op,
+        work: impl Future<Output = Result<T, StorageError>>,
+    ) -> Result<T, StorageError> {
+        if let Some(f) = &self.faults {
+            f.before(op)?;
+        }
+        let result = work.await;
+        if let Some(f) = &self.faults
+            && result.is_ok()
+        {
+            f.after(op)?;
+        }
+        result
+    }
+
+    async fn write(&self, op: Op, w: WriteOp) -> Result<u64, StorageError> {
+        self.guarded(op, async {
+            match &*self.backend {
+                Backend::Memory(m) => m.write(&w),
+                Backend::Sql(q) => q.write(w).await,
+            }
+        })
+        .await
+    }
+
+    /// Records a new table; a table already stored with this id is
+    /// success (a retry after a lost answer).
     ///
     /// # Errors
     /// When the log cannot be written.
     pub async fn create_table(&self, table: &TableRecord) -> Result<(), StorageError> {
-        match &*self.backend {
-            Backend::Memory(m) => m.create_table(table),
-            Backend::Sql(q) => q.write(WriteOp::Table(table.clone())).await,
-        }
+        self.write(Op::Table, WriteOp::Table(table.clone())).await.map(drop)
     }
 
-    /// Records the seats after a change.
+    /// Records the seats after a change (replacing the stored ones).
     ///
     /// # Errors
     /// When the log cannot be written.
     pub async fn seats(&self, table: Uuid, seats: &BySeat<Option<SeatRecord>>) -> Result<(), StorageError> {
-        match &*self.backend {
-            Backend::Memory(m) => m.seats(table, seats),
-            Backend::Sql(q) => q.write(WriteOp::Seats(table, seats.clone())).await,
-        }
+        self.write(Op::Seats, WriteOp::Seats(table, seats.clone())).await.map(drop)
     }
 
     /// Records the start of the match with its seed.
@@ -190,32 +270,28 @@ impl Journal {
     /// # Errors
     /// When the log cannot be written.
     pub async fn start(&self, table: Uuid, seed: u64) -> Result<(), StorageError> {
-        match &*self.backend {
-            Backend::Memory(m) => m.start(table, seed),
-            Backend::Sql(q) => q.write(WriteOp::Start { table, seed, at: crate::table::now_ms() }).await,
-        }
+        self.write(Op::Start, WriteOp::Start { table, seed, at: crate::table::now_ms() }).await.map(drop)
     }
 
-    /// Appends an accepted action; returns once it is durable.
+    /// Appends an accepted action; returns once it is durable. The same
+    /// seat and action already stored at this index is success, whatever
+    /// its source and time (a retry).
     ///
     /// # Errors
-    /// When the log cannot be written: the action must then be refused.
+    /// [`StorageError::Conflict`] when a different action is stored at this
+    /// index (the table must reload from the log); any other error when the
+    /// log cannot be written: the action must then be refused or retried.
     pub async fn append(&self, table: Uuid, action: ActionRecord) -> Result<(), StorageError> {
-        match &*self.backend {
-            Backend::Memory(m) => m.append(table, action),
-            Backend::Sql(q) => q.write(WriteOp::Action(table, action)).await,
-        }
+        self.write(Op::Action, WriteOp::Action(table, action)).await.map(drop)
     }
 
-    /// Records a finished hand.
+    /// Records a finished hand (again: no change) and the table's summary
+    /// columns.
     ///
     /// # Errors
     /// When the log cannot be written.
     pub async fn hand(&self, table: Uuid, result: &HandResult) -> Result<(), StorageError> {
-        match &*self.backend {
-            Backend::Memory(m) => m.hand(table, result),
-            Backend::Sql(q) => q.write(WriteOp::Hand(table, result.clone())).await,
-        }
+        self.write(Op::Hand, WriteOp::Hand(table, result.clone())).await.map(drop)
     }
 
     /// Records the end of the match.
@@ -223,12 +299,26 @@ impl Journal {
     /// # Errors
     /// When the log cannot be written.
     pub async fn finish(&self, table: Uuid, result: &MatchResult) -> Result<(), StorageError> {
-        match &*self.backend {
-            Backend::Memory(m) => m.finish(table, result),
-            Backend::Sql(q) => {
-                q.write(WriteOp::Finish { table, result: *result, at: crate::table::now_ms() }).await
-            }
-        }
+        self.write(Op::Finish, WriteOp::Finish { table, result: *result, at: crate::table::now_ms() })
+            .await
+            .map(drop)
+    }
+
+    /// Marks an unused table closed: it is not restored after a restart.
+    ///
+    /// # Errors
+    /// When the log cannot be written.
+    pub async fn close(&self, table: Uuid) -> Result<(), StorageError> {
+        self.write(Op::Close, WriteOp::Close { table, at: crate::table::now_ms() }).await.map(drop)
+    }
+
+    /// Durably increments the table's epoch and returns the new value (1
+    /// on the first call).
+    ///
+    /// # Errors
+    /// When the log cannot be written or has no such table.
+    pub async fn bump_epoch(&self, table: Uuid) -> Result<u64, StorageError> {
+        self.write(Op::Epoch, WriteOp::Epoch(table)).await
     }
 
     /// Every stored table whose match is not finished, oldest first; rows
@@ -237,10 +327,13 @@ impl Journal {
     /// # Errors
     /// When the database cannot be read at all.
     pub async fn unfinished(&self) -> Result<Vec<Result<StoredTable, StorageError>>, StorageError> {
-        match &*self.backend {
-            Backend::Memory(m) => Ok(m.unfinished().into_iter().map(Ok).collect()),
-            Backend::Sql(q) => q.unfinished().await,
-        }
+        self.guarded(Op::Read, async {
+            match &*self.backend {
+                Backend::Memory(m) => Ok(m.unfinished().into_iter().map(Ok).collect()),
+                Backend::Sql(q) => q.unfinished().await,
+            }
+        })
+        .await
     }
 
     /// One table's full record.
@@ -248,10 +341,13 @@ impl Journal {
     /// # Errors
     /// When the database cannot be read or the record is corrupt.
     pub async fn get(&self, table: Uuid) -> Result<Option<StoredTable>, StorageError> {
-        match &*self.backend {
-            Backend::Memory(m) => Ok(m.get(table)),
-            Backend::Sql(q) => q.get(table).await,
-        }
+        self.guarded(Op::Read, async {
+            match &*self.backend {
+                Backend::Memory(m) => Ok(m.get(table)),
+                Backend::Sql(q) => q.get(table).await,
+            }
+        })
+        .await
     }
 
     /// The most recently created tables that have a match, newest first.
@@ -259,28 +355,95 @@ impl Journal {
     /// # Errors
     /// When the database cannot be read.
     pub async fn recent(&self, limit: usize) -> Result<Vec<StoredTable>, StorageError> {
-        match &*self.backend {
-            Backend::Memory(m) => Ok(m.recent(limit)),
-            Backend::Sql(q) => q.recent(limit).await,
-        }
+        self.guarded(Op::Read, async {
+            match &*self.backend {
+                Backend::Memory(m) => Ok(m.recent(limit)),
+                Backend::Sql(q) => q.recent(limit).await,
+            }
+        })
+        .await
     }
 
-    /// Marks an unused table closed: it is not restored after a restart.
+    /// The lines of the recent-matches list, newest first: what
+    /// [`crate::record::summary`] gives for [`Journal::recent`], read from
+    /// the summary columns in one query, without replaying any log.
     ///
     /// # Errors
-    /// When the log cannot be written.
-    pub async fn close(&self, table: Uuid) -> Result<(), StorageError> {
-        match &*self.backend {
-            Backend::Memory(m) => m.close(table),
-            Backend::Sql(q) => q.write(WriteOp::Close { table, at: crate::table::now_ms() }).await,
-        }
+    /// When the database cannot be read or a row is corrupt.
+    pub async fn recent_summaries(&self, limit: usize) -> Result<Vec<MatchSummary>, StorageError> {
+        self.guarded(Op::Read, async {
+            match &*self.backend {
+                Backend::Memory(m) => Ok(m.recent_summaries(limit)),
+                Backend::Sql(q) => q.recent_summaries(limit).await,
+            }
+        })
+        .await
     }
 
-    /// True when the store answers (readiness).
+    /// True when the store answers (readiness); false while every operation
+    /// is made to fail ([`Faults::fail_for`] with `None`).
     pub async fn ping(&self) -> bool {
+        if self.faults.as_ref().is_some_and(Faults::all_failing) {
+            return false;
+        }
         match &*self.backend {
             Backend::Memory(_) => true,
             Backend::Sql(q) => q.ping().await,
         }
     }
+}
+
+/// The public line of a seat in match lists and records.
+fn record_seat(seat: Seat, s: &SeatRecord) -> RecordSeat {
+    RecordSeat { seat, name: s.name.clone(), kind: s.kind, left: s.left }
+}
+
+/// A summary from stored rows alone: the counts and scores of the stored
+/// hands (each team's score after the last one) and the stored result.
+fn summary_of(stored: &StoredTable) -> MatchSummary {
+    MatchSummary {
+        table: stored.table.id,
+        name: stored.table.name.clone(),
+        created_at: stored.table.created_at_ms,
+        seats: Seat::ALL
+            .into_iter()
+            .filter_map(|seat| stored.seats[seat].as_ref().map(|s| record_seat(seat, s)))
+            .collect(),
+        finished: stored.result.is_some(),
+        hands_played: stored.hands.len(),
+        scores: stored.hands.last().map_or([0, 0], |h| h.scores().0),
+        result: stored.result,
+    }
+}
+
+/// `url` without user, password or query: `scheme://host:port/db`, or the
+/// file path of a SQLite URL. Safe for logs and error messages.
+pub fn redact_url(url: &str) -> String {
+    let Some((scheme, rest)) = url.split_once("://") else {
+        // `sqlite:path` or a bare path: no credentials, drop any query.
+        return url.split('?').next().unwrap_or_default().to_owned();
+    };
+    let rest = rest.split(['?', '#']).next().unwrap_or_default();
+    let (authority, path) = match rest.find('/') {
+        Some(i) => rest.split_at(i),
+        None => (rest, ""),
+    };
+    let host = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
+    format!("{scheme}://{host}{path}")
+}
+
+/// `message` with every trace of `url`'s credentials replaced.
+fn scrub(message: &str, url: &str) -> String {
+    if url.is_empty() {
+        return message.to_owned();
+    }
+    let mut out = message.replace(url, &redact_url(url));
+    if let Some((_, rest)) = url.split_once("://")
+        && let Some((userinfo, _)) = rest.split('/').next().unwrap_or_default().rsplit_once('@')
+        && let Some((_, password)) = userinfo.split_once(':')
+        && !password.is_empty()
+    {
+        out = out.replace(password, "***");
+    }
+    out
 }

@@ -1,18 +1,22 @@
 //! The event log in SQLite (the default, one file under the data directory)
 //! or PostgreSQL, through sqlx.
 //!
-//! Every write goes through one writer task that commits whatever has
-//! queued up since its last commit in a single transaction (group commit):
-//! under load, many tables' actions share one fsync. A write's caller is
-//! answered only after its transaction has committed, so a table never shows
-//! a move that is not durable.
+//! Every write goes through one writer task, on connections of its own (so
+//! that reads, however many or slow, never starve it), that commits
+//! whatever has queued up since its last commit in a single transaction
+//! (group commit): under load, many tables' actions share one fsync. A
+//! write's caller is answered once its transaction has committed (so a
+//! table never shows a move that is not durable), or with an error after
+//! the write timeout, whichever comes first. When a batch fails, each of its writes is
+//! retried in a transaction of its own and each caller gets its own answer:
+//! one bad write fails nobody else's.
 
 use std::path::Path;
 use std::str::FromStr;
 use std::time::{Duration, Instant};
 
 use spades_engine::{Action, BySeat, Card, HandResult, MatchResult, Seat};
-use spades_protocol::{ActionSource, SeatKind, TableOptions};
+use spades_protocol::{ActionSource, MatchSummary, RecordSeat, SeatKind, TableOptions};
 use sqlx::postgres::{PgPool, PgPoolOptions};
 use sqlx::sqlite::{
     SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous,
@@ -21,7 +25,9 @@ use tokio::sync::{mpsc, oneshot};
 use tracing::{info, warn};
 use uuid::Uuid;
 
-use super::{ActionRecord, SeatRecord, StorageError, StoredTable, TableRecord};
+use super::{
+    ActionRecord, SeatRecord, StorageError, StoreOptions, StoredTable, TableRecord, redact_url, scrub,
+};
 
 /// Most writes committed in one transaction.
 const MAX_BATCH: usize = 1024;
@@ -36,12 +42,32 @@ pub(super) enum WriteOp {
     Hand(Uuid, HandResult),
     Finish { table: Uuid, result: MatchResult, at: u64 },
     Close { table: Uuid, at: u64 },
+    Epoch(Uuid),
 }
+
+impl WriteOp {
+    /// The table written to.
+    pub(super) fn table(&self) -> Uuid {
+        match self {
+            WriteOp::Table(t) => t.id,
+            WriteOp::Seats(t, _)
+            | WriteOp::Action(t, _)
+            | WriteOp::Hand(t, _)
+            | WriteOp::Epoch(t)
+            | WriteOp::Start { table: t, .. }
+            | WriteOp::Finish { table: t, .. }
+            | WriteOp::Close { table: t, .. } => *t,
+        }
+    }
+}
+
+/// A write's answer: the new epoch for [`WriteOp::Epoch`], else 0.
+type WriteResult = Result<u64, StorageError>;
 
 #[derive(Debug)]
 struct WriteReq {
     op: WriteOp,
-    done: oneshot::Sender<Result<(), StorageError>>,
+    done: oneshot::Sender<WriteResult>,
 }
 
 /// Which database.
@@ -52,63 +78,133 @@ pub(super) enum Pool {
 }
 
 /// The SQL event log.
-#[derive(Debug)]
 pub struct SqlStore {
+    /// Reads (and the test helper); the writer has a pool of its own.
     pool: Pool,
     writer: mpsc::Sender<WriteReq>,
+    write_timeout: Duration,
+}
+
+impl std::fmt::Debug for SqlStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SqlStore")
+            .field("kind", &self.kind())
+            .field("write_timeout", &self.write_timeout)
+            .finish_non_exhaustive()
+    }
 }
 
 fn db_err(e: sqlx::Error) -> StorageError {
     StorageError::Database(e.to_string())
 }
 
+/// True for failures of the connection or the database as a whole (the
+/// same for every write), as opposed to one write's own fault (a
+/// constraint it breaks, a value the database refuses).
+fn is_transient(pool: &Pool, e: &sqlx::Error) -> bool {
+    match e {
+        sqlx::Error::Database(d) => {
+            let code = d.code().unwrap_or_default();
+            match pool {
+                // BUSY, LOCKED, IOERR, FULL, CANTOPEN, PROTOCOL (extended
+                // codes keep the primary code in the low byte).
+                Pool::Sqlite(_) => {
+                    code.parse::<u32>().is_ok_and(|n| matches!(n & 0xff, 5 | 6 | 10 | 13 | 14 | 15))
+                }
+                // SQLSTATE classes: connection exception, insufficient
+                // resources, operator intervention, system error,
+                // transaction rollback (serialization, deadlock).
+                Pool::Postgres(_) => ["08", "53", "57", "58", "40"].iter().any(|c| code.starts_with(c)),
+            }
+        }
+        sqlx::Error::Io(_)
+        | sqlx::Error::Tls(_)
+        | sqlx::Error::Protocol(_)
+        | sqlx::Error::PoolTimedOut
+        | sqlx::Error::PoolClosed
+        | sqlx::Error::WorkerCrashed
+        | sqlx::Error::BeginFailed => true,
+        _ => false,
+    }
+}
+
 impl SqlStore {
-    /// Opens (creating if needed) the database, runs the migrations and
-    /// starts the writer.
+    /// Opens (creating if needed) the database with the default
+    /// [`StoreOptions`], runs the migrations and starts the writer.
     ///
     /// `url` empty: the SQLite file `spades.db` in `data_dir`.
     ///
     /// # Errors
     /// When the database cannot be opened or migrated.
     pub async fn open(url: &str, data_dir: &Path) -> Result<SqlStore, StorageError> {
-        let pool = if url.starts_with("postgres://") || url.starts_with("postgresql://") {
-            let pool = PgPoolOptions::new()
-                .max_connections(8)
-                .acquire_timeout(Duration::from_secs(10))
-                .connect(url)
-                .await
-                .map_err(db_err)?;
+        SqlStore::open_with(url, data_dir, StoreOptions::default()).await
+    }
+
+    /// [`SqlStore::open`] with explicit options. Error messages name the
+    /// database by [`redact_url`] only: never a password.
+    ///
+    /// # Errors
+    /// When the database cannot be opened or migrated.
+    pub async fn open_with(
+        url: &str,
+        data_dir: &Path,
+        options: StoreOptions,
+    ) -> Result<SqlStore, StorageError> {
+        let named = |what: &str, e: &dyn std::fmt::Display| {
+            let where_ = if url.is_empty() {
+                data_dir.join("spades.db").display().to_string()
+            } else {
+                redact_url(url)
+            };
+            StorageError::Database(scrub(&format!("{what} {where_}: {e}"), url))
+        };
+        let (pool, write_pool) = if url.starts_with("postgres://") || url.starts_with("postgresql://") {
+            let connect = |max| {
+                PgPoolOptions::new()
+                    .max_connections(max)
+                    .acquire_timeout(options.acquire_timeout)
+                    .connect(url)
+            };
+            let pool = connect(8).await.map_err(|e| named("connecting to", &e))?;
             sqlx::migrate!("../../migrations/postgres")
                 .run(&pool)
                 .await
-                .map_err(|e| StorageError::Database(format!("migrating PostgreSQL: {e}")))?;
-            Pool::Postgres(pool)
+                .map_err(|e| named("migrating", &e))?;
+            let write_pool = connect(2).await.map_err(|e| named("connecting to", &e))?;
+            (Pool::Postgres(pool), Pool::Postgres(write_pool))
         } else {
-            let options = if url.is_empty() {
+            let connect_options = if url.is_empty() {
                 std::fs::create_dir_all(data_dir).map_err(|e| {
                     StorageError::Database(format!("creating the data directory {}: {e}", data_dir.display()))
                 })?;
                 SqliteConnectOptions::new().filename(data_dir.join("spades.db"))
             } else {
-                SqliteConnectOptions::from_str(url).map_err(db_err)?
+                SqliteConnectOptions::from_str(url).map_err(|e| named("opening", &e))?
             };
-            let options = options
+            let connect_options = connect_options
                 .create_if_missing(true)
                 .journal_mode(SqliteJournalMode::Wal)
                 .synchronous(SqliteSynchronous::Full)
-                .busy_timeout(Duration::from_secs(10))
                 .foreign_keys(true);
-            let pool =
-                SqlitePoolOptions::new().max_connections(4).connect_with(options).await.map_err(db_err)?;
-            sqlx::migrate!("../../migrations/sqlite")
-                .run(&pool)
+            let pool = SqlitePoolOptions::new()
+                .max_connections(4)
+                .acquire_timeout(options.acquire_timeout)
+                .connect_with(connect_options.clone().busy_timeout(Duration::from_secs(10)))
                 .await
-                .map_err(|e| StorageError::Database(format!("migrating SQLite: {e}")))?;
-            Pool::Sqlite(pool)
+                .map_err(|e| named("opening", &e))?;
+            sqlx::migrate!("../../migrations/sqlite").run(&pool).await.map_err(|e| named("migrating", &e))?;
+            // One writer connection: SQLite takes one writer at a time.
+            let write_pool = SqlitePoolOptions::new()
+                .max_connections(1)
+                .acquire_timeout(options.acquire_timeout)
+                .connect_with(connect_options.busy_timeout(options.acquire_timeout))
+                .await
+                .map_err(|e| named("opening", &e))?;
+            (Pool::Sqlite(pool), Pool::Sqlite(write_pool))
         };
         let (writer, rx) = mpsc::channel(4 * MAX_BATCH);
-        tokio::spawn(write_loop(pool.clone(), rx));
-        Ok(SqlStore { pool, writer })
+        tokio::spawn(write_loop(write_pool, rx));
+        Ok(SqlStore { pool, writer, write_timeout: options.write_timeout })
     }
 
     /// `sqlite` or `postgres`.
@@ -119,10 +215,23 @@ impl SqlStore {
         }
     }
 
-    pub(super) async fn write(&self, op: WriteOp) -> Result<(), StorageError> {
+    /// Queues a write and waits for its answer, at most the write timeout.
+    pub(super) async fn write(&self, op: WriteOp) -> WriteResult {
         let (done, rx) = oneshot::channel();
-        self.writer.send(WriteReq { op, done }).await.map_err(|_| StorageError::Stopped)?;
-        rx.await.map_err(|_| StorageError::Stopped)?
+        let answer = async {
+            self.writer.send(WriteReq { op, done }).await.map_err(|_| StorageError::Stopped)?;
+            rx.await.map_err(|_| StorageError::Stopped)?
+        };
+        match tokio::time::timeout(self.write_timeout, answer).await {
+            Ok(result) => result,
+            Err(_) => {
+                metrics::counter!("spades_storage_write_timeouts_total").increment(1);
+                Err(StorageError::Database(format!(
+                    "the event log write timed out after {} ms",
+                    self.write_timeout.as_millis()
+                )))
+            }
+        }
     }
 
     pub(super) async fn ping(&self) -> bool {
@@ -159,9 +268,10 @@ impl SqlStore {
     }
 
     pub(super) async fn recent(&self, limit: usize) -> Result<Vec<StoredTable>, StorageError> {
+        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
         let rows = match &self.pool {
-            Pool::Sqlite(p) => sqlite::table_rows(p, Filter::Recent(limit as i64)).await,
-            Pool::Postgres(p) => postgres::table_rows(p, Filter::Recent(limit as i64)).await,
+            Pool::Sqlite(p) => sqlite::table_rows(p, Filter::Recent(limit)).await,
+            Pool::Postgres(p) => postgres::table_rows(p, Filter::Recent(limit)).await,
         }
         .map_err(db_err)?;
         let mut out = Vec::new();
@@ -169,6 +279,58 @@ impl SqlStore {
             match self.assemble(row).await {
                 Ok(t) => out.push(t),
                 Err(e) => warn!(error = %e, "skipping an unreadable match in the recent list"),
+            }
+        }
+        Ok(out)
+    }
+
+    /// The match list from the summary columns and the seats, one query.
+    pub(super) async fn recent_summaries(&self, limit: usize) -> Result<Vec<MatchSummary>, StorageError> {
+        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+        let rows = match &self.pool {
+            Pool::Sqlite(p) => sqlite::summary_rows(p, limit).await,
+            Pool::Postgres(p) => postgres::summary_rows(p, limit).await,
+        }
+        .map_err(db_err)?;
+        let mut out: Vec<MatchSummary> = Vec::new();
+        for row in rows {
+            let (id, name, created_at, result, hands_played, score_ns, score_ew, seat, seat_name, kind, left) =
+                row;
+            let t = id.as_str();
+            let fresh = out.last().is_none_or(|s: &MatchSummary| s.table.to_string() != id);
+            if fresh {
+                let table = Uuid::parse_str(t).map_err(|_| corrupt(t, "the id is not a UUID"))?;
+                let result: Option<MatchResult> = match result {
+                    Some(json) => Some(
+                        serde_json::from_str(&json)
+                            .map_err(|e| corrupt(t, format!("unreadable result: {e}")))?,
+                    ),
+                    None => None,
+                };
+                let score =
+                    |n: i64| i32::try_from(n).map_err(|_| corrupt(t, format!("score out of range: {n}")));
+                out.push(MatchSummary {
+                    table,
+                    name,
+                    created_at: u64::try_from(created_at)
+                        .map_err(|_| corrupt(t, "negative creation time"))?,
+                    seats: Vec::new(),
+                    finished: result.is_some(),
+                    hands_played: usize::try_from(hands_played)
+                        .map_err(|_| corrupt(t, "negative hand count"))?,
+                    scores: [score(score_ns)?, score(score_ew)?],
+                    result,
+                });
+            }
+            if let (Some(seat), Some(seat_name), Some(kind), Some(left), Some(summary)) =
+                (seat, seat_name, kind, left, out.last_mut())
+            {
+                summary.seats.push(RecordSeat {
+                    seat: seat_of(t, seat)?,
+                    name: seat_name,
+                    kind: seat_kind(t, &kind)?,
+                    left: left != 0,
+                });
             }
         }
         Ok(out)
@@ -184,31 +346,59 @@ impl SqlStore {
     }
 }
 
-/// Commits queued writes in batches until every sender is gone.
+/// Runs one batch of writes in one transaction.
+async fn run_batch(pool: &Pool, ops: &[&WriteOp]) -> Result<Vec<WriteResult>, sqlx::Error> {
+    match pool {
+        Pool::Sqlite(p) => sqlite::write_batch(p, ops).await,
+        Pool::Postgres(p) => postgres::write_batch(p, ops).await,
+    }
+}
+
+/// Commits queued writes in batches until every sender is gone. A batch
+/// that fails for one write's fault is retried write by write, each in its
+/// own transaction, so that only the bad write fails; a failure of the
+/// database itself fails the whole batch at once (every write would fail
+/// the same way).
 async fn write_loop(pool: Pool, mut rx: mpsc::Receiver<WriteReq>) {
     let mut batch = Vec::with_capacity(MAX_BATCH);
     while rx.recv_many(&mut batch, MAX_BATCH).await > 0 {
         let started = Instant::now();
         let ops: Vec<&WriteOp> = batch.iter().map(|r| &r.op).collect();
-        let result = match &pool {
-            Pool::Sqlite(p) => sqlite::write_batch(p, &ops).await,
-            Pool::Postgres(p) => postgres::write_batch(p, &ops).await,
+        let results = match run_batch(&pool, &ops).await {
+            Ok(results) => results,
+            Err(e) if ops.len() > 1 && !is_transient(&pool, &e) => {
+                warn!(error = %e, writes = ops.len(), "a batch of writes failed; retrying each alone");
+                metrics::counter!("spades_storage_batch_retries_total").increment(1);
+                let mut results = Vec::with_capacity(ops.len());
+                let mut down: Option<String> = None;
+                for op in &ops {
+                    if let Some(message) = &down {
+                        results.push(Err(StorageError::Database(message.clone())));
+                        continue;
+                    }
+                    results.push(match run_batch(&pool, &[op]).await {
+                        Ok(mut r) => r.pop().unwrap_or(Ok(0)),
+                        Err(e) => {
+                            if is_transient(&pool, &e) {
+                                down = Some(e.to_string());
+                            }
+                            warn!(error = %e, table = %op.table(), "a write failed");
+                            Err(db_err(e))
+                        }
+                    });
+                }
+                results
+            }
+            Err(e) => {
+                warn!(error = %e, writes = ops.len(), "a batch of writes failed");
+                let message = e.to_string();
+                ops.iter().map(|_| Err(StorageError::Database(message.clone()))).collect()
+            }
         };
         metrics::histogram!("spades_storage_commit_seconds").record(started.elapsed().as_secs_f64());
         metrics::histogram!("spades_storage_batch_size").record(batch.len() as f64);
-        match result {
-            Ok(()) => {
-                for req in batch.drain(..) {
-                    let _ = req.done.send(Ok(()));
-                }
-            }
-            Err(e) => {
-                warn!(error = %e, writes = batch.len(), "a batch of writes failed");
-                let message = e.to_string();
-                for req in batch.drain(..) {
-                    let _ = req.done.send(Err(StorageError::Database(message.clone())));
-                }
-            }
+        for (req, result) in batch.drain(..).zip(results) {
+            let _ = req.done.send(result);
         }
     }
     info!("event log writer stopped");
@@ -232,11 +422,27 @@ struct TableRow {
     created_at: i64,
     seed: Option<i64>,
     result: Option<String>,
+    epoch: i64,
 }
 
-type SeatRow = (i64, String, String, Option<String>, i64);
+/// seat, name, kind, token_hash, has_left, autopilot, timeouts, grace_expired
+type SeatRow = (i64, String, String, Option<String>, i64, i64, i64, i64);
 type ActionRow = (i64, i64, String, String, String, i64);
 type HandRow = (i64, String);
+/// A table's summary columns joined with one of its seats (none: NULLs).
+type SummaryRow = (
+    String,
+    String,
+    i64,
+    Option<String>,
+    i64,
+    i64,
+    i64,
+    Option<i64>,
+    Option<String>,
+    Option<String>,
+    Option<i64>,
+);
 
 fn corrupt(table: &str, reason: impl Into<String>) -> StorageError {
     StorageError::Corrupt { table: table.to_owned(), reason: reason.into() }
@@ -247,6 +453,21 @@ fn seat_of(table: &str, n: i64) -> Result<Seat, StorageError> {
         .ok()
         .and_then(Seat::from_index)
         .ok_or_else(|| corrupt(table, format!("bad seat number {n}")))
+}
+
+fn seat_kind(table: &str, kind: &str) -> Result<SeatKind, StorageError> {
+    match kind {
+        "human" => Ok(SeatKind::Human),
+        "bot" => Ok(SeatKind::Bot),
+        other => Err(corrupt(table, format!("unknown seat kind {other:?}"))),
+    }
+}
+
+fn kind_column(kind: SeatKind) -> &'static str {
+    match kind {
+        SeatKind::Human => "human",
+        SeatKind::Bot => "bot",
+    }
 }
 
 /// Checks and converts stored rows; anything unexpected is a
@@ -262,22 +483,21 @@ fn decode(
     let options: TableOptions =
         serde_json::from_str(&row.options).map_err(|e| corrupt(t, format!("unreadable options: {e}")))?;
     let created_at_ms = u64::try_from(row.created_at).map_err(|_| corrupt(t, "negative creation time"))?;
+    let epoch = u64::try_from(row.epoch).map_err(|_| corrupt(t, "negative epoch"))?;
     let mut seat_records = BySeat([None, None, None, None]);
-    for (n, name, kind, token_hash, left) in seats {
+    for (n, name, kind, token_hash, left, autopilot, timeouts, grace_expired) in seats {
         let seat = seat_of(t, n)?;
-        let kind = match kind.as_str() {
-            "human" => SeatKind::Human,
-            "bot" => SeatKind::Bot,
-            other => return Err(corrupt(t, format!("unknown seat kind {other:?}"))),
-        };
+        let kind = seat_kind(t, &kind)?;
+        let timeouts = u8::try_from(timeouts)
+            .map_err(|_| corrupt(t, format!("{seat}: bad timeout count {timeouts}")))?;
         seat_records[seat] = Some(SeatRecord {
             name,
             kind,
             token_hash,
             left: left != 0,
-            autopilot: false,
-            timeouts: 0,
-            grace_expired: false,
+            autopilot: autopilot != 0,
+            timeouts,
+            grace_expired: grace_expired != 0,
         });
     }
     let mut records = Vec::with_capacity(actions.len());
@@ -285,15 +505,8 @@ fn decode(
         if usize::try_from(idx).ok() != Some(i) {
             return Err(corrupt(t, format!("the action log has a gap at position {i} (found {idx})")));
         }
-        let action = match kind.as_str() {
-            "bid" => {
-                Action::Bid(value.parse().map_err(|_| corrupt(t, format!("action {i}: bad bid {value:?}")))?)
-            }
-            "play" => Action::Play(
-                value.parse::<Card>().map_err(|_| corrupt(t, format!("action {i}: bad card {value:?}")))?,
-            ),
-            other => return Err(corrupt(t, format!("action {i}: unknown action kind {other:?}"))),
-        };
+        let action = action_of(&kind, &value)
+            .ok_or_else(|| corrupt(t, format!("action {i}: bad action {kind:?} {value:?}")))?;
         let source = match source.as_str() {
             "player" => ActionSource::Player,
             "timeout" => ActionSource::Timeout,
@@ -328,7 +541,17 @@ fn decode(
         actions: records,
         hands: hand_results,
         result,
+        epoch,
     })
+}
+
+/// The stored action of `kind` (`bid`/`play`) and `value`, if well formed.
+fn action_of(kind: &str, value: &str) -> Option<Action> {
+    match kind {
+        "bid" => value.parse().ok().map(Action::Bid),
+        "play" => value.parse::<Card>().ok().map(Action::Play),
+        _ => None,
+    }
 }
 
 fn action_columns(a: &ActionRecord) -> (&'static str, String, &'static str) {
@@ -355,18 +578,29 @@ macro_rules! backend {
         mod $module {
             use super::*;
 
-            pub(super) async fn write_batch(pool: &$pool, ops: &[&WriteOp]) -> Result<(), sqlx::Error> {
-                // A table never has two writes in flight (its task awaits
-                // each), so a batch holds at most one write per table and
-                // may be regrouped by kind: new tables first (the others
-                // refer to them), then every action in one multi-row insert.
+            /// Writes `ops` in one transaction: `Err` when the transaction
+            /// failed (nothing of it is written), else each write's own
+            /// answer (a conflicting action or a missing table fails only
+            /// that write; the others commit).
+            pub(super) async fn write_batch(
+                pool: &$pool,
+                ops: &[&WriteOp],
+            ) -> Result<Vec<WriteResult>, sqlx::Error> {
+                // Regrouped by kind: new tables first (the others refer to
+                // them), then the rest in order, then every action in one
+                // multi-row insert, then hands. Every statement may be
+                // repeated without changing the outcome, so a write retried
+                // after a lost answer (or a timeout) is harmless even when
+                // the first attempt is in the same batch.
+                let mut results: Vec<WriteResult> = ops.iter().map(|_| Ok(0)).collect();
                 let mut tx = pool.begin().await?;
                 let mut actions = Vec::new();
                 let mut hands = Vec::new();
                 for op in ops.iter().filter(|op| matches!(op, WriteOp::Table(_))) {
                     if let WriteOp::Table(t) = op {
                         sqlx::query(
-                            "INSERT INTO tables (id, name, options, owner_hash, created_at) VALUES ($1, $2, $3, $4, $5)",
+                            "INSERT INTO tables (id, name, options, owner_hash, created_at) \
+                             VALUES ($1, $2, $3, $4, $5) ON CONFLICT (id) DO NOTHING",
                         )
                         .bind(t.id.to_string())
                         .bind(&t.name)
@@ -377,30 +611,30 @@ macro_rules! backend {
                         .await?;
                     }
                 }
-                for op in ops {
+                for (i, op) in ops.iter().enumerate() {
                     match op {
                         WriteOp::Table(_) => {}
-                        WriteOp::Action(table, a) => actions.push((table, a)),
+                        WriteOp::Action(table, a) => actions.push((i, table, a)),
                         WriteOp::Hand(table, h) => hands.push((table, h)),
                         WriteOp::Seats(table, seats) => {
                             let id = table.to_string();
                             sqlx::query("DELETE FROM seats WHERE table_id = $1").bind(&id).execute(&mut *tx).await?;
                             for (seat, s) in seats.iter() {
                                 let Some(s) = s else { continue };
-                                let kind = match s.kind {
-                                    SeatKind::Human => "human",
-                                    SeatKind::Bot => "bot",
-                                };
                                 sqlx::query(
-                                    "INSERT INTO seats (table_id, seat, name, kind, token_hash, has_left) \
-                                     VALUES ($1, $2, $3, $4, $5, $6)",
+                                    "INSERT INTO seats (table_id, seat, name, kind, token_hash, has_left, \
+                                     autopilot, timeouts, grace_expired) \
+                                     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
                                 )
                                 .bind(&id)
                                 .bind(i64::from(seat.index()))
                                 .bind(&s.name)
-                                .bind(kind)
+                                .bind(kind_column(s.kind))
                                 .bind(&s.token_hash)
                                 .bind(i64::from(s.left))
+                                .bind(i64::from(s.autopilot))
+                                .bind(i64::from(s.timeouts))
+                                .bind(i64::from(s.grace_expired))
                                 .execute(&mut *tx)
                                 .await?;
                             }
@@ -414,19 +648,34 @@ macro_rules! backend {
                                 .await?;
                         }
                         WriteOp::Finish { table, result, at } => {
-                            sqlx::query("UPDATE tables SET finished_at = $2, result = $3 WHERE id = $1")
+                            // The first finish time stays.
+                            sqlx::query(
+                                "UPDATE tables SET finished_at = coalesce(finished_at, $2), result = $3 WHERE id = $1",
+                            )
+                            .bind(table.to_string())
+                            .bind(*at as i64)
+                            .bind(json(result))
+                            .execute(&mut *tx)
+                            .await?;
+                        }
+                        WriteOp::Close { table, at } => {
+                            sqlx::query("UPDATE tables SET closed_at = coalesce(closed_at, $2) WHERE id = $1")
                                 .bind(table.to_string())
                                 .bind(*at as i64)
-                                .bind(json(result))
                                 .execute(&mut *tx)
                                 .await?;
                         }
-                        WriteOp::Close { table, at } => {
-                            sqlx::query("UPDATE tables SET closed_at = $2 WHERE id = $1")
-                                .bind(table.to_string())
-                                .bind(*at as i64)
-                                .execute(&mut *tx)
-                                .await?;
+                        WriteOp::Epoch(table) => {
+                            let epoch: Option<(i64,)> =
+                                sqlx::query_as("UPDATE tables SET epoch = epoch + 1 WHERE id = $1 RETURNING epoch")
+                                    .bind(table.to_string())
+                                    .fetch_optional(&mut *tx)
+                                    .await?;
+                            results[i] = match epoch {
+                                Some((n,)) => u64::try_from(n)
+                                    .map_err(|_| corrupt(&table.to_string(), "negative epoch")),
+                                None => Err(corrupt(&table.to_string(), "no such table in the log")),
+                            };
                         }
                     }
                 }
@@ -434,7 +683,7 @@ macro_rules! backend {
                     let mut q = sqlx::QueryBuilder::<$db>::new(
                         "INSERT INTO actions (table_id, idx, seat, kind, value, source, at) ",
                     );
-                    q.push_values(actions, |mut row, (table, a)| {
+                    q.push_values(&actions, |mut row, (_, table, a)| {
                         let (kind, value, source) = action_columns(a);
                         row.push_bind(table.to_string())
                             .push_bind(a.index as i64)
@@ -444,29 +693,71 @@ macro_rules! backend {
                             .push_bind(source)
                             .push_bind(a.at_ms as i64);
                     });
-                    q.build().execute(&mut *tx).await?;
+                    q.push(" ON CONFLICT (table_id, idx) DO NOTHING");
+                    let inserted = q.build().execute(&mut *tx).await?.rows_affected();
+                    if inserted < actions.len() as u64 {
+                        // Some were stored already: a retry (the same seat
+                        // and action: success) or a fork (a conflict).
+                        for (i, table, a) in &actions {
+                            let stored: Option<(i64, String, String)> = sqlx::query_as(
+                                "SELECT seat, kind, value FROM actions WHERE table_id = $1 AND idx = $2",
+                            )
+                            .bind(table.to_string())
+                            .bind(a.index as i64)
+                            .fetch_optional(&mut *tx)
+                            .await?;
+                            let same = stored.is_some_and(|(seat, kind, value)| {
+                                seat == i64::from(a.seat.index()) && action_of(&kind, &value) == Some(a.action)
+                            });
+                            if !same {
+                                results[*i] = Err(StorageError::Conflict { table: **table, index: a.index });
+                            }
+                        }
+                    }
                 }
                 for (table, h) in hands {
+                    let id = table.to_string();
+                    let number = i64::from(h.hand_number);
                     sqlx::query(
                         "INSERT INTO hands (table_id, hand_number, result) VALUES ($1, $2, $3) \
                          ON CONFLICT (table_id, hand_number) DO NOTHING",
                     )
-                    .bind(table.to_string())
-                    .bind(i64::from(h.hand_number))
+                    .bind(&id)
+                    .bind(number)
                     .bind(json(h))
                     .execute(&mut *tx)
                     .await?;
+                    // The summary columns: the count, and the scores after
+                    // the latest hand stored.
+                    let scores = h.scores().0;
+                    sqlx::query(
+                        "UPDATE tables SET \
+                         hands_played = (SELECT count(*) FROM hands WHERE table_id = $1), \
+                         score_ns = CASE WHEN EXISTS (SELECT 1 FROM hands WHERE table_id = $1 AND hand_number > $2) \
+                                    THEN score_ns ELSE $3 END, \
+                         score_ew = CASE WHEN EXISTS (SELECT 1 FROM hands WHERE table_id = $1 AND hand_number > $2) \
+                                    THEN score_ew ELSE $4 END \
+                         WHERE id = $1",
+                    )
+                    .bind(&id)
+                    .bind(number)
+                    .bind(i64::from(scores[0]))
+                    .bind(i64::from(scores[1]))
+                    .execute(&mut *tx)
+                    .await?;
                 }
-                tx.commit().await
+                tx.commit().await?;
+                Ok(results)
             }
 
             pub(super) async fn table_rows(pool: &$pool, filter: Filter) -> Result<Vec<TableRow>, sqlx::Error> {
-                type Row = (String, String, String, String, i64, Option<i64>, Option<String>);
-                const COLUMNS: &str = "SELECT id, name, options, owner_hash, created_at, seed, result FROM tables";
+                type Row = (String, String, String, String, i64, Option<i64>, Option<String>, i64);
+                const COLUMNS: &str =
+                    "SELECT id, name, options, owner_hash, created_at, seed, result, epoch FROM tables";
                 let rows: Vec<Row> = match filter {
                     Filter::Open => {
                         sqlx::query_as(sqlx::AssertSqlSafe(format!(
-                            "{COLUMNS} WHERE finished_at IS NULL AND closed_at IS NULL ORDER BY created_at"
+                            "{COLUMNS} WHERE finished_at IS NULL AND closed_at IS NULL ORDER BY created_at, id"
                         )))
                         .fetch_all(pool)
                         .await?
@@ -479,7 +770,7 @@ macro_rules! backend {
                     }
                     Filter::Recent(limit) => {
                         sqlx::query_as(sqlx::AssertSqlSafe(format!(
-                            "{COLUMNS} WHERE seed IS NOT NULL ORDER BY created_at DESC LIMIT $1"
+                            "{COLUMNS} WHERE seed IS NOT NULL ORDER BY created_at DESC, id DESC LIMIT $1"
                         )))
                         .bind(limit)
                         .fetch_all(pool)
@@ -488,7 +779,7 @@ macro_rules! backend {
                 };
                 Ok(rows
                     .into_iter()
-                    .map(|(id, name, options, owner_hash, created_at, seed, result)| TableRow {
+                    .map(|(id, name, options, owner_hash, created_at, seed, result, epoch)| TableRow {
                         id,
                         name,
                         options,
@@ -496,8 +787,26 @@ macro_rules! backend {
                         created_at,
                         seed,
                         result,
+                        epoch,
                     })
                     .collect())
+            }
+
+            /// The newest `limit` started tables with their seats, one row
+            /// per seat (a table without seats: one row of NULL seat
+            /// columns), newest table first, seats in order.
+            pub(super) async fn summary_rows(pool: &$pool, limit: i64) -> Result<Vec<SummaryRow>, sqlx::Error> {
+                sqlx::query_as(
+                    "SELECT t.id, t.name, t.created_at, t.result, t.hands_played, t.score_ns, t.score_ew, \
+                            s.seat, s.name, s.kind, s.has_left \
+                     FROM (SELECT id, name, created_at, result, hands_played, score_ns, score_ew FROM tables \
+                           WHERE seed IS NOT NULL ORDER BY created_at DESC, id DESC LIMIT $1) t \
+                     LEFT JOIN seats s ON s.table_id = t.id \
+                     ORDER BY t.created_at DESC, t.id DESC, s.seat",
+                )
+                .bind(limit)
+                .fetch_all(pool)
+                .await
             }
 
             pub(super) async fn children(
@@ -505,7 +814,8 @@ macro_rules! backend {
                 id: &str,
             ) -> Result<(Vec<SeatRow>, Vec<ActionRow>, Vec<HandRow>), sqlx::Error> {
                 let seats = sqlx::query_as(
-                    "SELECT seat, name, kind, token_hash, has_left FROM seats WHERE table_id = $1 ORDER BY seat",
+                    "SELECT seat, name, kind, token_hash, has_left, autopilot, timeouts, grace_expired \
+                     FROM seats WHERE table_id = $1 ORDER BY seat",
                 )
                 .bind(id)
                 .fetch_all(pool)
