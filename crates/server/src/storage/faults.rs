@@ -3,7 +3,10 @@
 //! way for every backend.
 
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
+
+// tokio's clock: windows follow paused time in tests.
+use tokio::time::Instant;
 
 use super::StorageError;
 

@@ -38,9 +38,12 @@ fn settings() -> TableSettings {
 }
 
 async fn table_with(options: TableOptions, settings: TableSettings) -> Harness {
+    table_on(Journal::memory(), options, settings).await
+}
+
+async fn table_on(journal: Journal, options: TableOptions, settings: TableSettings) -> Harness {
     let (owner, hash) = new_token().unwrap();
     let id = Uuid::new_v4();
-    let journal = Journal::memory();
     journal
         .create_table(&TableRecord {
             id,
@@ -774,4 +777,183 @@ async fn the_seed_is_not_logged_while_the_match_runs() {
     for form in [seed.to_string(), format!("{seed:x}"), (seed as i64).to_string()] {
         assert!(!text.contains(&form), "the seed {form} is in the log");
     }
+}
+
+// --- Failing storage -------------------------------------------------------
+
+use crate::storage::{Faults, Op};
+
+/// A started table with four bots on a journal that fails on demand, and a
+/// spectator.
+async fn bots_on_faulty_storage(settings: TableSettings) -> (Harness, Faults, Fake) {
+    let (journal, faults) = Journal::memory().with_faults();
+    let h = table_on(journal, TableOptions::default(), settings).await;
+    let mut owner = Fake::join(&h, Seat::North).await;
+    owner.act(&h, Act::AddBots { owner_token: h.owner.clone() }).await;
+    owner.act(&h, Act::Leave).await;
+    owner.act(&h, Act::AddBots { owner_token: h.owner.clone() }).await;
+    owner.act(&h, Act::Start { owner_token: h.owner.clone() }).await;
+    (h, faults, owner)
+}
+
+/// Moves in the log.
+async fn logged(h: &Harness) -> Vec<(Seat, Action)> {
+    let stored = h.journal.get(h.handle.id()).await.unwrap().unwrap();
+    stored.actions.iter().map(|a| (a.seat, a.action)).collect()
+}
+
+/// The table in memory (its public status) is the log replayed: same hand,
+/// same bids, same tricks, same seat on turn.
+async fn assert_log_matches_memory(h: &Harness) {
+    let stored = h.journal.get(h.handle.id()).await.unwrap().unwrap();
+    for (i, a) in stored.actions.iter().enumerate() {
+        assert_eq!(a.index, i, "the log has no gap");
+    }
+    let m = crate::record::replay(&stored).unwrap().expect("a started match");
+    let st = status(h).await;
+    assert_eq!(st.summary.hand_number, m.hand_number());
+    assert_eq!(st.turn, m.turn());
+    assert_eq!(st.bids, m.hand().bids().0);
+    assert_eq!(st.tricks_won, m.hand().tricks_won().0);
+    assert_eq!(st.hands.len(), m.results().len());
+}
+
+async fn run_for(d: Duration) {
+    let until = Instant::now() + d;
+    while Instant::now() < until {
+        sleep(Duration::from_millis(50)).await;
+        settle().await;
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_bots_wait_out_failing_storage_and_go_on_by_themselves() {
+    let (h, faults, _watch) =
+        bots_on_faulty_storage(TableSettings { bot_delay: Duration::from_millis(100), ..settings() }).await;
+    run_for(Duration::from_secs(1)).await;
+    // Every write fails for ten seconds.
+    for op in [Op::Action, Op::Seats, Op::Hand, Op::Finish] {
+        faults.fail_for(Some(op), Duration::from_secs(10));
+    }
+    let before = logged(&h).await.len();
+    run_for(Duration::from_secs(9)).await;
+    assert_eq!(logged(&h).await.len(), before, "nothing is written while storage is down");
+    assert!(faults.injected() > 3, "the table kept retrying");
+    // Storage is back: the table goes on with nobody's help.
+    run_for(Duration::from_secs(8)).await;
+    assert!(logged(&h).await.len() > before + 8, "the table resumed");
+    assert_log_matches_memory(&h).await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn each_kind_of_write_that_fails_once_or_after_committing_is_retried() {
+    for op in [Op::Action, Op::Seats, Op::Hand] {
+        for after_commit in [false, true] {
+            let (h, faults, _watch) = bots_on_faulty_storage(settings()).await;
+            // Timeouts and autopilot write seats; bots write actions and hands.
+            for _ in 0..5 {
+                if after_commit {
+                    faults.fail_after_commit(op);
+                } else {
+                    faults.fail_once(op);
+                }
+                run_for(Duration::from_millis(400)).await;
+            }
+            run_for(Duration::from_secs(30)).await;
+            let st = status(&h).await;
+            assert!(st.summary.hand_number >= 2 || st.result.is_some(), "{op:?}: the match went on");
+            assert_log_matches_memory(&h).await;
+            let stored = h.journal.get(h.handle.id()).await.unwrap().unwrap();
+            let m = crate::record::replay(&stored).unwrap().unwrap();
+            // Every scored hand reached the log.
+            run_for(Duration::from_secs(6)).await;
+            let stored = h.journal.get(h.handle.id()).await.unwrap().unwrap();
+            assert!(
+                stored.hands.len() + 1 >= m.results().len(),
+                "{op:?} after_commit={after_commit}: hands stored"
+            );
+        }
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_player_move_that_cannot_be_stored_is_refused_and_changes_nothing() {
+    let (journal, faults) = Journal::memory().with_faults();
+    let h = table_on(journal, TableOptions::default(), settings()).await;
+    let mut seats = Vec::new();
+    for s in Seat::ALL {
+        seats.push(Fake::join(&h, s).await);
+    }
+    seats[0].act(&h, Act::Start { owner_token: h.owner.clone() }).await;
+    let v = seats[0].view();
+    let t = usize::from(turn_of(&v).index());
+    let a = legal_action(&seats[t].view());
+    faults.fail_once(Op::Action);
+    seats[t].act(&h, act_of(a)).await;
+    assert_eq!(seats[t].errors.last(), Some(&ErrorCode::StorageUnavailable));
+    assert!(logged(&h).await.is_empty());
+    assert_eq!(turn_of(&seats[0].view()), turn_of(&v), "nothing changed");
+    // Storage answers again: the same move goes through.
+    seats[t].act(&h, act_of(a)).await;
+    assert_eq!(logged(&h).await, vec![(turn_of(&v), a)]);
+    assert_log_matches_memory(&h).await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_move_reported_failed_that_was_stored_is_not_lost_nor_forked() {
+    let (journal, faults) = Journal::memory().with_faults();
+    let h = table_on(journal, TableOptions::default(), settings()).await;
+    let mut seats = Vec::new();
+    for s in Seat::ALL {
+        seats.push(Fake::join(&h, s).await);
+    }
+    seats[0].act(&h, Act::Start { owner_token: h.owner.clone() }).await;
+    let first = turn_of(&seats[0].view());
+    let t = usize::from(first.index());
+    let a = legal_action(&seats[t].view());
+    // The write commits but is reported failed: the player is told to try
+    // again, and memory does not have the move.
+    faults.fail_after_commit(Op::Action);
+    seats[t].act(&h, act_of(a)).await;
+    assert_eq!(seats[t].errors.last(), Some(&ErrorCode::StorageUnavailable));
+    assert_eq!(logged(&h).await, vec![(first, a)]);
+    // The player does not try again; the clock runs out and the table bids
+    // for the seat (perhaps something else): the log already holds the
+    // player's move there, so the table takes that one instead of forking
+    // the log.
+    sleep(Duration::from_millis(40_001)).await;
+    run_for(Duration::from_secs(1)).await;
+    let log = logged(&h).await;
+    assert_eq!(log[0], (first, a), "the stored move stands");
+    assert_ne!(turn_of(&seats[0].view()), first, "the table moved past it");
+    assert_log_matches_memory(&h).await;
+    let stored = h.journal.get(h.handle.id()).await.unwrap().unwrap();
+    assert_eq!(stored.actions[0].source, ActionSource::Player);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_seat_is_stored_before_its_token_is_given() {
+    let (journal, faults) = Journal::memory().with_faults();
+    let h = table_on(journal, TableOptions::default(), settings()).await;
+    faults.fail_once(Op::Seats);
+    let mut f = Fake::new(64);
+    assert_eq!(f.attach(&h, Attach::Join { name: "Ann".into(), seat: Some(Seat::North) }).await, None);
+    assert_eq!(f.errors, vec![ErrorCode::StorageUnavailable]);
+    assert!(f.token.is_none(), "no token for a seat that is not stored");
+    assert_eq!(status(&h).await.summary.open_seats, 4);
+    // Once stored, the token restores the seat.
+    let mut g = Fake::new(64);
+    assert_eq!(
+        g.attach(&h, Attach::Join { name: "Ann".into(), seat: Some(Seat::North) }).await,
+        Some(Role::Seat(Seat::North))
+    );
+    let stored = h.journal.get(h.handle.id()).await.unwrap().unwrap();
+    let hash = stored.seats[Seat::North].as_ref().unwrap().token_hash.clone().unwrap();
+    assert!(TokenHash::from_hex(&hash).unwrap().matches(g.token.as_ref().unwrap()));
+    // A start that cannot be stored is refused too.
+    g.act(&h, Act::AddBots { owner_token: h.owner.clone() }).await;
+    faults.fail_once(Op::Start);
+    g.act(&h, Act::Start { owner_token: h.owner.clone() }).await;
+    assert_eq!(g.errors.last(), Some(&ErrorCode::StorageUnavailable));
+    assert_eq!(status(&h).await.summary.phase, TablePhase::Lobby);
 }
