@@ -168,10 +168,14 @@ async fn crash_and_recover(database_url: &str) {
     let server = start(&data, database_url, addr).await;
     for t in tables.iter_mut() {
         for (seat, token, c) in t.people.iter_mut() {
+            let seen_seq = c.seq;
             *c = Client::connect(server.addr).await;
             let r = c.request(ClientMessage::Resume { table: t.id, token: token.clone() }).await;
             assert!(matches!(r, ServerMessage::Resumed { seat: s, .. } if s == *seat), "{r:?}");
             let v = c.view_until(|_| true).await;
+            // View numbers keep growing across the restart, so a client that
+            // drops views older than its last one keeps up.
+            assert!(c.seq > seen_seq, "seq {} after the restart, {seen_seq} before", c.seq);
             assert_eq!(v.you, Some(*seat));
             // A fresh, full clock for the seat on turn: the downtime cost
             // nothing (it started when the table was restored, moments ago).

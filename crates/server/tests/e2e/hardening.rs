@@ -83,3 +83,70 @@ async fn a_rest_flood_never_freezes_the_bots() {
     assert!(status.summary.phase != TablePhase::Lobby);
     server.stop().await;
 }
+
+/// The real server on SQLite whose writes fail on demand.
+async fn faulty_server() -> (TestServer, spades_server::storage::Faults, std::path::PathBuf) {
+    let data = std::env::temp_dir().join(format!("spades-faults-{}", Uuid::new_v4().simple()));
+    let journal = spades_server::storage::Journal::open("", &data).await.unwrap();
+    let (journal, faults) = journal.with_faults();
+    let mut config = test_config();
+    config.storage.in_memory = false;
+    config.tables.bot_delay_ms = 50;
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let shutdown = tokio_util::sync::CancellationToken::new();
+    let task = tokio::spawn(spades_server::serve_with(listener, config, journal, shutdown.clone()));
+    (TestServer { addr, shutdown, task, http: reqwest::Client::new() }, faults, data)
+}
+
+/// While SQLite refuses every action write, a player's move is refused with
+/// `storage_unavailable` and nothing changes; when it answers again the
+/// table goes on by itself, and the log matches what everybody was shown.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn moves_are_refused_while_storage_is_down_and_the_table_resumes_by_itself() {
+    use spades_server::storage::Op;
+    let (server, faults, data) = faulty_server().await;
+    let created = server.create_table(TableOptions::default()).await;
+    let table = created.table;
+    let mut ann = server.client().await;
+    let (seat, _) = ann.join(table, "Ann", None).await;
+    let owner_token = created.owner_token.clone();
+    ann.request(ClientMessage::AddBots { owner_token }).await;
+    let owner_token = created.owner_token.clone();
+    ann.request(ClientMessage::Start { owner_token }).await;
+    // Wait for Ann's turn.
+    let v = ann.view_until(|v| v.game.as_ref().is_some_and(|g| g.turn == Some(seat))).await;
+    let action = simple_move(&v).unwrap();
+    faults.fail_for(Some(Op::Action), Duration::from_secs(2));
+    let reply = ann.request(action_message(action)).await;
+    match reply {
+        ServerMessage::Error { code, .. } => assert_eq!(code, spades_protocol::ErrorCode::StorageUnavailable),
+        other => panic!("expected storage_unavailable, got {other:?}"),
+    }
+    // Nothing changed: still Ann's turn.
+    let status = server.status(table).await;
+    assert_eq!(status.turn, Some(seat));
+    tokio::time::sleep(Duration::from_millis(2100)).await;
+    // Storage is back: the same move is accepted and the bots play on.
+    let reply = ann.request(action_message(action)).await;
+    assert!(matches!(reply, ServerMessage::Ack { .. }), "{reply:?}");
+    // Round to Ann again: the table waits for her, so it stands still.
+    let v = ann.next_view_until(|v| v.game.as_ref().is_some_and(|g| g.turn == Some(seat))).await;
+    // The log holds exactly the moves Ann has seen.
+    let record: spades_protocol::MatchRecord = server
+        .http
+        .get(server.url(&format!("/api/v1/matches/{table}")))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let game = v.game.as_ref().unwrap();
+    let bids = game.bids.0.iter().flatten().count();
+    let played = 52 - game.cards_left.0.iter().map(|&n| usize::from(n)).sum::<usize>();
+    assert_eq!(record.actions, bids + played, "log and memory agree");
+    assert!(faults.injected() >= 1);
+    server.stop().await;
+    let _ = std::fs::remove_dir_all(&data);
+}
