@@ -736,7 +736,16 @@ async fn poll_tables(sh: Arc<Shared>) {
         let up_since = sh.up_since.lock().map(|u| *u).unwrap_or_else(|_| Instant::now());
         let now = Instant::now();
         for (id, res) in results {
-            let Ok(Ok(status)) = res else { continue };
+            let status = match res {
+                Ok(Ok(status)) => status,
+                Ok(Err(Error::Api { status: 404, .. })) => {
+                    // A finished table may close before a poll sees it
+                    // finished; its record says whether it did.
+                    vanished(&sh, id).await;
+                    continue;
+                }
+                _ => continue,
+            };
             if !sh.up() {
                 break;
             }
@@ -789,6 +798,40 @@ async fn poll_tables(sh: Arc<Shared>) {
                 sh.n.tables_finished.fetch_add(1, Ordering::Relaxed);
             }
         }
+    }
+}
+
+/// A table's status answered 404: finished (by its record) or gone while
+/// running (a failure).
+async fn vanished(sh: &Shared, id: Uuid) {
+    if !sh.up() {
+        return;
+    }
+    let url = format!("{}/api/v1/matches/{id}", sh.endpoint.http);
+    let finished = match reqwest::Client::new().get(&url).timeout(Duration::from_secs(5)).send().await {
+        Ok(r) if r.status().is_success() => r.json::<MatchRecord>().await.ok().map(|m| m.finished),
+        Ok(r) if r.status() == reqwest::StatusCode::NOT_FOUND => None,
+        // Not sure: look again at the next poll.
+        _ => return,
+    };
+    let newly = sh
+        .with_table(id, |t| {
+            if t.finished {
+                return false;
+            }
+            t.finished = true;
+            true
+        })
+        .unwrap_or(false);
+    if !newly {
+        return;
+    }
+    if finished == Some(true) {
+        sh.n.tables_finished.fetch_add(1, Ordering::Relaxed);
+    } else {
+        sh.fail(format!(
+            "table {id} disappeared while its match was running (record finished: {finished:?})"
+        ));
     }
 }
 
