@@ -15,6 +15,7 @@ import { after, before, describe } from 'node:test';
 import { ARTIFACTS, launchBrowser, startStack } from './lib/harness.mjs';
 import { playTests } from './tests/play.test.mjs';
 import { PRESENCE_ENV, presenceTests } from './tests/presence.test.mjs';
+import { restartTests } from './tests/restart.test.mjs';
 
 const suite = { browser: null, stack: null, fastStack: null };
 
@@ -30,7 +31,7 @@ for (const sig of ['SIGINT', 'SIGTERM']) {
   });
 }
 
-describe('Spades web client in Chromium', { timeout: 170_000 }, () => {
+describe('Spades web client in Chromium', { timeout: 220_000 }, () => {
   before(async () => {
     [suite.stack, suite.fastStack, suite.browser] = await Promise.all([
       startStack(),
@@ -46,4 +47,5 @@ describe('Spades web client in Chromium', { timeout: 170_000 }, () => {
 
   playTests(suite);
   presenceTests(suite);
+  restartTests(suite);
 });

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { chromium } from 'playwright-core';
-import { REPO_ROOT, startServer } from './server.mjs';
+import { REPO_ROOT, startDurableServer, startServer } from './server.mjs';
 import { startWebProxy } from './webproxy.mjs';
 
 export const ARTIFACTS = path.join(REPO_ROOT, 'tests/browser/artifacts');
@@ -30,6 +30,33 @@ export async function startStack(env = {}) {
     url: proxy ? proxy.url : server.url,
     api: server.url,
     server,
+    async stop() {
+      await proxy?.stop();
+      await server.stop();
+    },
+  };
+}
+
+/**
+ * Like `startStack`, with a server that keeps its log in SQLite and can be
+ * killed and started again on the same port and data directory:
+ * `restart(signal)` stops it with `signal` and starts it again (the proxy,
+ * if any, stays up in front of it).
+ */
+export async function startDurableStack(env = {}) {
+  const server = await startDurableServer(env);
+  let proxy = null;
+  if (process.env.SPADES_TEST_WEB_DIR) {
+    proxy = await startWebProxy(path.resolve(REPO_ROOT, process.env.SPADES_TEST_WEB_DIR), server.port);
+  }
+  return {
+    url: proxy ? proxy.url : server.url,
+    api: server.url,
+    server,
+    async restart(signal) {
+      await server.kill(signal);
+      await server.start();
+    },
     async stop() {
       await proxy?.stop();
       await server.stop();

@@ -1,8 +1,9 @@
 // Starts the real Spades server on a free port with test settings.
 
 import { spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import net from 'node:net';
+import os from 'node:os';
 import path from 'node:path';
 
 export const REPO_ROOT = path.resolve(new URL('../../..', import.meta.url).pathname);
@@ -45,13 +46,11 @@ async function waitHealthy(url, child, ms) {
 }
 
 /**
- * Starts a server. `env` adds SPADES_* settings on top of the test defaults
- * (rule bots, a short bot delay, in-memory storage).
- * Returns `{url, port, stop(), log()}`.
+ * Spawns the server on `port` with the test defaults under `env` and waits
+ * until it answers /healthz. Returns `{child, lines}`.
  */
-export async function startServer(env = {}) {
+async function spawnServer(port, env) {
   const bin = serverBinary();
-  const port = await freePort();
   const lines = [];
   // The server refuses every SPADES_* variable that is not a setting
   // (SPADES_<SECTION>__<KEY>), so the runner's own variables stay out.
@@ -75,24 +74,85 @@ export async function startServer(env = {}) {
   };
   child.stdout.on('data', keep);
   child.stderr.on('data', keep);
-  const url = `http://127.0.0.1:${port}`;
   try {
-    await waitHealthy(url, child, 15000);
+    await waitHealthy(`http://127.0.0.1:${port}`, child, 15000);
   } catch (e) {
     child.kill('SIGKILL');
     throw new Error(`${e.message}\n${lines.slice(-20).join('\n')}`);
   }
+  return { child, lines };
+}
+
+/** Sends `signal` to a child and waits for it to exit (SIGKILL after `ms`). */
+async function stopChild(child, signal = 'SIGTERM', ms = 5000) {
+  if (child.exitCode != null || child.signalCode != null) return;
+  const exited = new Promise((r) => child.once('exit', r));
+  child.kill(signal);
+  const t = setTimeout(() => child.kill('SIGKILL'), ms);
+  await exited;
+  clearTimeout(t);
+}
+
+/**
+ * Starts a server. `env` adds SPADES_* settings on top of the test defaults
+ * (rule bots, a short bot delay, in-memory storage).
+ * Returns `{url, port, stop(), log()}`.
+ */
+export async function startServer(env = {}) {
+  const port = await freePort();
+  const { child, lines } = await spawnServer(port, env);
   return {
-    url,
+    url: `http://127.0.0.1:${port}`,
     port,
     log: () => lines.join('\n'),
+    stop: () => stopChild(child),
+  };
+}
+
+/**
+ * Starts a server that keeps its event log in SQLite in a fresh temporary
+ * data directory, and can be stopped (`kill('SIGKILL')`, `kill('SIGTERM')`)
+ * and started again (`start()`) on the same port and data directory, as an
+ * operator restarts it. `stop()` ends it and removes the directory.
+ * Returns `{url, port, dataDir, pid(), kill(signal), start(), stop(), log()}`.
+ */
+export async function startDurableServer(env = {}) {
+  const port = await freePort();
+  const dataDir = mkdtempSync(path.join(os.tmpdir(), 'spades-browser-'));
+  const settings = { SPADES_STORAGE__IN_MEMORY: 'false', SPADES_STORAGE__DATA_DIR: dataDir, ...env };
+  const lines = [];
+  let child = null;
+  const start = async () => {
+    if (child && child.exitCode == null && child.signalCode == null) throw new Error('the server is already running');
+    const spawned = await spawnServer(port, settings);
+    child = spawned.child;
+    lines.push(`--- started (pid ${child.pid}) ---`);
+    // Keep one log across restarts.
+    const own = spawned.lines;
+    const flush = () => {
+      lines.push(...own.splice(0));
+      if (lines.length > 4000) lines.splice(0, lines.length - 4000);
+    };
+    child.stdout.on('data', flush);
+    child.stderr.on('data', flush);
+    child.once('exit', flush);
+    flush();
+  };
+  await start();
+  return {
+    url: `http://127.0.0.1:${port}`,
+    port,
+    dataDir,
+    pid: () => child?.pid,
+    log: () => lines.join('\n'),
+    start,
+    async kill(signal) {
+      if (child) await stopChild(child, signal);
+      lines.push(`--- stopped with ${signal} ---`);
+    },
     async stop() {
-      if (child.exitCode != null) return;
-      const exited = new Promise((r) => child.once('exit', r));
-      child.kill('SIGTERM');
-      const t = setTimeout(() => child.kill('SIGKILL'), 5000);
-      await exited;
-      clearTimeout(t);
+      if (child) await stopChild(child);
+      rmSync(dataDir, { recursive: true, force: true });
     },
   };
 }
