@@ -3,7 +3,8 @@
 use std::net::SocketAddr;
 
 use axum::body::Bytes;
-use axum::extract::{ConnectInfo, Path, Query, State};
+use axum::extract::rejection::BytesRejection;
+use axum::extract::{ConnectInfo, DefaultBodyLimit, Path, Query, State};
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
@@ -18,6 +19,9 @@ use uuid::Uuid;
 use crate::app::AppState;
 use crate::error::AppError;
 
+/// The largest request body read, in bytes (larger ones are answered 413).
+pub const MAX_BODY_BYTES: usize = 16 * 1024;
+
 /// The `/api/v1` routes.
 pub fn routes() -> Router<AppState> {
     Router::new()
@@ -26,6 +30,7 @@ pub fn routes() -> Router<AppState> {
         .route("/matches", get(list_matches))
         .route("/matches/{id}", get(match_record))
         .route("/openapi.json", get(openapi_json))
+        .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
 }
 
 async fn openapi_json() -> Response {
@@ -53,6 +58,7 @@ pub fn clean_name(raw: &str, max: usize) -> Option<String> {
         (status = 201, description = "The table and its owner token", body = CreatedTable),
         (status = 400, description = "Invalid options or name", body = ApiError),
         (status = 403, description = "A browser page of an origin that is neither this server's nor allowed (`bad_message`)", body = ApiError),
+        (status = 413, description = "A body over 16 KiB (`bad_message`)", body = ApiError),
         (status = 415, description = "A body that is not `Content-Type: application/json` (`bad_message`)", body = ApiError),
         (status = 429, description = "Too many new tables or requests from this address (`rate_limited`; see `Retry-After`)", body = ApiError),
         (status = 503, description = "The server hosts as many tables as it can, or is too busy (`capacity`, `internal`, `storage_unavailable`)", body = ApiError),
@@ -62,12 +68,20 @@ async fn create_table(
     State(state): State<AppState>,
     ConnectInfo(addr): ConnectInfo<SocketAddr>,
     headers: HeaderMap,
-    body: Bytes,
+    body: Result<Bytes, BytesRejection>,
 ) -> Result<(StatusCode, Json<CreatedTable>), AppError> {
     if !crate::ws::origin_allowed(&headers, &state.config.server.allowed_origins) {
         return Err(AppError::new(ErrorCode::BadMessage, "pages of this origin may not create tables")
             .with_status(StatusCode::FORBIDDEN));
     }
+    let body = body.map_err(|e| {
+        let message = if e.status() == StatusCode::PAYLOAD_TOO_LARGE {
+            format!("a table is described in at most {MAX_BODY_BYTES} bytes")
+        } else {
+            "the request body could not be read".to_owned()
+        };
+        AppError::new(ErrorCode::BadMessage, message).with_status(e.status())
+    })?;
     let empty = body.iter().all(u8::is_ascii_whitespace);
     if !empty && !is_json(&headers) {
         return Err(AppError::new(ErrorCode::BadMessage, "send the table as Content-Type: application/json")

@@ -396,6 +396,13 @@ async fn creating_a_table_needs_a_json_body_and_an_allowed_origin() {
         req.header("content-type", "application/json; charset=utf-8").body(body)
     };
     assert_eq!(json(server.http.post(&url)).send().await.unwrap().status(), 201);
+    // A body over the limit is refused before it is read whole.
+    let resp =
+        json(server.http.post(&url)).body(format!(r#"{{"name":"{}"}}"#, "x".repeat(20_000))).send().await;
+    let resp = resp.unwrap();
+    assert_eq!(resp.status(), 413);
+    let err: ApiError = resp.json().await.unwrap();
+    assert_eq!(err.code, ErrorCode::BadMessage);
     // An empty body needs no content type.
     assert_eq!(server.http.post(&url).send().await.unwrap().status(), 201);
 
