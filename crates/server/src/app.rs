@@ -24,7 +24,7 @@ use tower::ServiceBuilder;
 use tower_http::cors::{AllowOrigin, CorsLayer};
 use tower_http::request_id::{MakeRequestUuid, PropagateRequestIdLayer, SetRequestIdLayer};
 use tower_http::trace::TraceLayer;
-use tracing::{info, warn};
+use tracing::{Instrument, info, warn};
 use uuid::Uuid;
 
 use crate::config::{Cidr, Config, LimitsConfig};
@@ -388,6 +388,11 @@ pub fn router(state: AppState) -> Router {
 /// `Retry-After`), a permit of the global concurrency limit (503
 /// `capacity` at once when none is free: excess load is shed, not queued)
 /// and the request timeout (503).
+///
+/// The handler runs in its own task holding the permit: a timed-out
+/// request is answered at once but its handler still finishes (a table
+/// whose first write was slow is still created and registered, so memory
+/// and the log agree), and its permit is only freed then.
 async fn rest_guard(State(state): State<AppState>, req: Request, next: Next) -> Response {
     if let Some(ConnectInfo(peer)) = req.extensions().get::<ConnectInfo<SocketAddr>>().copied() {
         let client = state.client_ip(peer.ip(), req.headers());
@@ -397,7 +402,7 @@ async fn rest_guard(State(state): State<AppState>, req: Request, next: Next) -> 
                 .into_response();
         }
     }
-    let Ok(_permit) = Arc::clone(&state.requests).try_acquire_owned() else {
+    let Ok(permit) = Arc::clone(&state.requests).try_acquire_owned() else {
         crate::metrics::request_shed("capacity");
         return AppError::new(
             ErrorCode::Capacity,
@@ -406,9 +411,20 @@ async fn rest_guard(State(state): State<AppState>, req: Request, next: Next) -> 
         .retry_after(Duration::from_secs(1))
         .into_response();
     };
+    let handler = tokio::spawn(
+        async move {
+            let _permit = permit;
+            next.run(req).await
+        }
+        .instrument(tracing::Span::current()),
+    );
     let timeout = Duration::from_secs(state.config.limits.request_timeout_secs);
-    match tokio::time::timeout(timeout, next.run(req)).await {
-        Ok(response) => response,
+    match tokio::time::timeout(timeout, handler).await {
+        Ok(Ok(response)) => response,
+        Ok(Err(e)) => {
+            warn!(error = %e, "a request handler failed");
+            AppError::internal("the request failed").into_response()
+        }
         Err(_) => {
             crate::metrics::request_shed("timeout");
             AppError::internal("the request took too long: try again")

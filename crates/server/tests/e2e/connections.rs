@@ -475,3 +475,75 @@ async fn forwarded_addresses_count_only_behind_a_trusted_proxy() {
     assert_eq!(status, 429);
     server.stop().await;
 }
+
+/// A REST request that cannot finish (its table's first write waits on a
+/// database another connection has locked) is answered 503 after the
+/// request timeout; while it holds the only request slot, other API
+/// requests are shed at once with 503 `capacity`, and health checks and
+/// WebSocket upgrades are not affected.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn slow_requests_time_out_and_excess_requests_are_shed() {
+    use sqlx::Connection;
+
+    let data = std::env::temp_dir().join(format!("spades-shed-{}", uuid::Uuid::new_v4().simple()));
+    let mut config = test_config();
+    config.storage.in_memory = false;
+    config.storage.data_dir = data.clone();
+    config.limits.request_timeout_secs = 1;
+    config.limits.max_concurrent_requests = 1;
+    let server = spawn_server(config).await;
+    let ready = tokio::time::timeout(WAIT, async {
+        loop {
+            if let Ok(r) = server.http.get(server.url("/readyz")).send().await
+                && r.status() == 200
+            {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    });
+    ready.await.expect("the server did not get ready");
+    let mut lock = sqlx::SqliteConnection::connect(&format!("sqlite://{}", data.join("spades.db").display()))
+        .await
+        .unwrap();
+    sqlx::raw_sql("BEGIN EXCLUSIVE").execute(&mut lock).await.unwrap();
+
+    let started = tokio::time::Instant::now();
+    let post = tokio::spawn(server.http.post(server.url("/api/v1/tables")).send());
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let shed = server.http.get(server.url("/api/v1/tables")).send().await.unwrap();
+    assert_eq!(shed.status(), 503);
+    assert!(shed.headers().get("retry-after").is_some());
+    let err: ApiError = shed.json().await.unwrap();
+    assert_eq!(err.code, ErrorCode::Capacity);
+    assert_eq!(server.http.get(server.url("/healthz")).send().await.unwrap().status(), 200);
+    let mut c = server.client().await;
+    assert!(matches!(c.request(ClientMessage::Ping).await, ServerMessage::Pong { .. }));
+
+    let timed_out = post.await.unwrap().unwrap();
+    let waited = started.elapsed();
+    assert_eq!(timed_out.status(), 503);
+    let err: ApiError = timed_out.json().await.unwrap();
+    assert_eq!(err.code, ErrorCode::Internal);
+    assert!(waited >= Duration::from_millis(900) && waited < Duration::from_secs(5), "{waited:?}");
+
+    // Once the database is free the timed-out request's handler finishes:
+    // its table exists (memory and log agree) and its slot is free again.
+    sqlx::raw_sql("ROLLBACK").execute(&mut lock).await.unwrap();
+    drop(lock);
+    let tables = tokio::time::timeout(WAIT, async {
+        loop {
+            let resp = server.http.get(server.url("/api/v1/tables")).send().await.unwrap();
+            if resp.status() == 200 {
+                let tables: Vec<spades_protocol::TableSummary> = resp.json().await.unwrap();
+                if !tables.is_empty() {
+                    return tables;
+                }
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    });
+    assert_eq!(tables.await.expect("the slot was never freed").len(), 1);
+    server.stop().await;
+    let _ = std::fs::remove_dir_all(&data);
+}
