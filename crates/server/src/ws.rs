@@ -240,6 +240,12 @@ fn read_error_flow(e: &axum::Error) -> Flow {
     }
 }
 
+/// Right after a frame was taken from `inbox`: `None` while the table
+/// still holds the outbox, else whether it was full when the table let go.
+fn released_full(inbox: &mpsc::Receiver<Utf8Bytes>) -> Option<bool> {
+    inbox.is_closed().then(|| inbox.len() + 1 >= inbox.max_capacity())
+}
+
 /// `write` within `limit`: [`Flow::Gone`] when it fails, [`Flow::Stuck`]
 /// when it does not complete in time.
 async fn timed(limit: Duration, write: impl Future<Output = Result<(), axum::Error>>) -> Result<(), Flow> {
@@ -382,8 +388,8 @@ impl Connection {
     /// so the frames still queued at that first sight (plus the one just
     /// taken) are those it held when it let go.
     fn note_release(&mut self) {
-        if self.released_full.is_none() && self.inbox.is_closed() {
-            self.released_full = Some(self.inbox.len() + 1 >= self.inbox.max_capacity());
+        if self.released_full.is_none() {
+            self.released_full = released_full(&self.inbox);
         }
     }
 
@@ -637,5 +643,28 @@ mod tests {
         assert_eq!(Flow::Stuck.reason(), "too_slow");
         assert_eq!(Flow::Gone.reason(), "closed");
         assert_eq!(Flow::close(CLOSE_PROTOCOL_ERROR, "x").reason(), "protocol");
+    }
+
+    #[test]
+    fn only_a_full_outbox_counts_as_too_slow() {
+        // The table let go of a full outbox.
+        let (tx, mut rx) = mpsc::channel(4);
+        for _ in 0..4 {
+            tx.try_send(Utf8Bytes::from_static("v")).unwrap();
+        }
+        assert!(tx.try_send(Utf8Bytes::from_static("v")).is_err());
+        assert_eq!(released_full(&rx), None, "still held");
+        drop(tx);
+        rx.try_recv().unwrap();
+        assert_eq!(released_full(&rx), Some(true));
+        // The table let go of an outbox with room to spare.
+        let (tx, mut rx) = mpsc::channel(4);
+        tx.try_send(Utf8Bytes::from_static("v")).unwrap();
+        tx.try_send(Utf8Bytes::from_static("v")).unwrap();
+        rx.try_recv().unwrap();
+        assert_eq!(released_full(&rx), None);
+        drop(tx);
+        rx.try_recv().unwrap();
+        assert_eq!(released_full(&rx), Some(false));
     }
 }
