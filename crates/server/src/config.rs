@@ -545,6 +545,10 @@ mod tests {
             assert_eq!(config.server.trusted_proxies, vec!["10.0.0.0/8", "::1", "192.168.0.0/16"]);
             assert_eq!(config.server.allowed_origins, vec!["https://a.example", "https://b.example"]);
             assert!(config.trusted_proxies()[1].contains("::1".parse().unwrap()));
+            jail.set_env("SPADES_SERVER__TRUSTED_PROXIES", "127.0.0.1");
+            assert_eq!(Config::load(None).unwrap().server.trusted_proxies, vec!["127.0.0.1"]);
+            jail.set_env("SPADES_SERVER__TRUSTED_PROXIES", "");
+            assert!(Config::load(None).unwrap().server.trusted_proxies.is_empty());
             jail.set_env("SPADES_SERVER__TRUSTED_PROXIES", "10.0.0.0/8,proxy.internal");
             let err = Config::load(None).unwrap_err().to_string();
             assert!(err.contains("trusted_proxies") && err.contains("proxy.internal"), "{err}");
