@@ -76,7 +76,8 @@ async fn a_connection_that_never_attaches_is_closed_after_the_timeout() {
 }
 
 /// A spectator whose socket is never read, at a bots-only table that keeps
-/// changing: its writes stall, it is dropped, and the table plays on.
+/// changing: its writes stall, its outbox fills, the table lets go of it
+/// (too slow) without waiting, and plays on to the end of the match.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_client_that_never_reads_is_dropped_and_the_table_keeps_moving() {
     let mut config = test_config();
@@ -154,6 +155,53 @@ async fn a_client_that_never_reads_is_dropped_and_the_table_keeps_moving() {
     let _ = flood.await;
     let after = metric(&server, "spades_disconnects_total", "reason=\"too_slow\"").await;
     assert!(after > before, "counted as too_slow ({before} → {after})");
+    server.stop().await;
+}
+
+/// A client that sends but never reads: once the socket buffers are full
+/// the server's writes stall, and after the write timeout the connection
+/// is dropped (counted as too slow) instead of holding its task forever.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_write_that_does_not_complete_drops_the_connection() {
+    let mut config = test_config();
+    config.limits.write_timeout_secs = 1;
+    config.limits.messages_per_10s = 1_000_000;
+    let server = spawn_server(config).await;
+    let before = metric(&server, "spades_disconnects_total", "reason=\"too_slow\"").await;
+    let socket = tokio::net::TcpSocket::new_v4().unwrap();
+    socket.set_recv_buffer_size(4096).unwrap();
+    let stream = socket.connect(server.addr).await.unwrap();
+    let (ws, _) = tokio_tungstenite::client_async(format!("ws://{}/ws", server.addr), stream).await.unwrap();
+    let (mut sink, mut stream) = ws.split();
+    stream.next().await.unwrap().unwrap(); // hello
+    // Each unknown message type is named in its error: big replies.
+    let junk = serde_json::json!({"type": "x".repeat(4000)}).to_string();
+    sink.send(Message::text(junk.clone())).await.unwrap();
+    let reply = stream.next().await.unwrap().unwrap();
+    assert!(reply.len() > 4000, "{} bytes", reply.len());
+    // Now ask for far more than the socket buffers hold, reading nothing.
+    let flood = tokio::spawn(async move {
+        for _ in 0..4000 {
+            let sent =
+                tokio::time::timeout(Duration::from_secs(2), sink.send(Message::text(junk.clone()))).await;
+            if !matches!(sent, Ok(Ok(()))) {
+                break;
+            }
+        }
+        sink
+    });
+    let counted = tokio::time::timeout(WAIT, async {
+        while metric(&server, "spades_disconnects_total", "reason=\"too_slow\"").await <= before {
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    })
+    .await;
+    assert!(counted.is_ok(), "the stalled connection was never dropped");
+    // Reading now finds the end of the stream: the server closed it (had it
+    // not, reading would unblock its writes and the stream would go on).
+    let ended = tokio::time::timeout(WAIT, async { while let Some(Ok(_)) = stream.next().await {} }).await;
+    assert!(ended.is_ok(), "the connection is still open");
+    let _ = flood.await;
     server.stop().await;
 }
 
