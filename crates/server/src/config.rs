@@ -5,12 +5,12 @@
 //!
 //! Unknown keys and bad values refuse to start with a message naming them.
 
-use std::net::SocketAddr;
+use std::net::{IpAddr, SocketAddr};
 use std::path::{Path, PathBuf};
 
 use figment::Figment;
 use figment::providers::{Env, Format, Serialized, Toml};
-use serde::{Deserialize, Serialize};
+use serde::{Deserialize, Deserializer, Serialize};
 
 /// The prefix of every environment override.
 pub const ENV_PREFIX: &str = "SPADES_";
@@ -40,9 +40,16 @@ pub struct ServerConfig {
     /// Origins allowed to open WebSockets and to call the REST API from a
     /// browser on another site (CORS). Empty: same-origin pages and
     /// non-browser clients only.
+    /// From the environment: a comma-separated list.
+    #[serde(deserialize_with = "list_or_commas")]
     pub allowed_origins: Vec<String>,
     /// Seconds to wait for connections and tables to finish on shutdown.
     pub shutdown_grace_secs: u64,
+    /// Reverse proxies (IP addresses or CIDR blocks, `10.0.0.0/8`, `::1`)
+    /// whose `X-Forwarded-For` header names the client. Empty: the TCP
+    /// peer is the client. From the environment: a comma-separated list.
+    #[serde(deserialize_with = "list_or_commas")]
+    pub trusted_proxies: Vec<String>,
 }
 
 impl Default for ServerConfig {
@@ -51,12 +58,76 @@ impl Default for ServerConfig {
             bind: SocketAddr::from(([0, 0, 0, 0], 8080)),
             allowed_origins: Vec::new(),
             shutdown_grace_secs: 10,
+            trusted_proxies: Vec::new(),
         }
     }
 }
 
+/// A list of strings, or one string of comma-separated items (how a list
+/// arrives from an environment variable).
+fn list_or_commas<'de, D: Deserializer<'de>>(de: D) -> Result<Vec<String>, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum ListOrCommas {
+        List(Vec<String>),
+        Commas(String),
+    }
+    Ok(match ListOrCommas::deserialize(de)? {
+        ListOrCommas::List(items) => items,
+        ListOrCommas::Commas(text) => {
+            text.split(',').map(str::trim).filter(|s| !s.is_empty()).map(str::to_owned).collect()
+        }
+    })
+}
+
+/// An IP address block: an address and the length of its prefix.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Cidr {
+    addr: IpAddr,
+    prefix: u8,
+}
+
+impl Cidr {
+    /// True when `ip` lies in the block (IPv4-mapped IPv6 addresses count
+    /// as their IPv4 address).
+    pub fn contains(&self, ip: IpAddr) -> bool {
+        match (self.addr, ip.to_canonical()) {
+            (IpAddr::V4(net), IpAddr::V4(ip)) => {
+                let mask = u32::MAX.checked_shl(32 - u32::from(self.prefix)).unwrap_or(0);
+                u32::from(net) & mask == u32::from(ip) & mask
+            }
+            (IpAddr::V6(net), IpAddr::V6(ip)) => {
+                let mask = u128::MAX.checked_shl(128 - u32::from(self.prefix)).unwrap_or(0);
+                u128::from(net) & mask == u128::from(ip) & mask
+            }
+            _ => false,
+        }
+    }
+}
+
+impl std::str::FromStr for Cidr {
+    type Err = String;
+
+    /// `10.0.0.0/8`, `fd00::/8`, or a bare address (a block of one).
+    fn from_str(text: &str) -> Result<Cidr, String> {
+        let bad = || format!("{text:?} is not an IP address or CIDR block");
+        let (addr, prefix) = match text.trim().split_once('/') {
+            Some((addr, prefix)) => (addr, Some(prefix)),
+            None => (text.trim(), None),
+        };
+        let addr: IpAddr = addr.parse().map_err(|_| bad())?;
+        let addr = addr.to_canonical();
+        let max = if addr.is_ipv4() { 32 } else { 128 };
+        let prefix = match prefix {
+            Some(p) => p.parse::<u8>().ok().filter(|p| *p <= max).ok_or_else(bad)?,
+            None => max,
+        };
+        Ok(Cidr { addr, prefix })
+    }
+}
+
 /// Where matches are stored.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct StorageConfig {
     /// Directory for the embedded SQLite database (created if missing).
@@ -68,6 +139,44 @@ pub struct StorageConfig {
     /// Test and benchmark setting: keep the event log in memory only
     /// (nothing survives a restart). Never for real use.
     pub in_memory: bool,
+}
+
+/// The database URL's password is never shown.
+impl std::fmt::Debug for StorageConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("StorageConfig")
+            .field("data_dir", &self.data_dir)
+            .field("database_url", &redact_url(&self.database_url))
+            .field("in_memory", &self.in_memory)
+            .finish()
+    }
+}
+
+/// `url` with the password (in the user part, or a `password=` query
+/// parameter) replaced by `***`: `postgres://user:***@host:5432/db`.
+pub fn redact_url(url: &str) -> String {
+    let mut out = url.to_owned();
+    if let Some(scheme_end) = out.find("://") {
+        let rest = scheme_end + 3;
+        let authority_end = out[rest..].find(['/', '?', '#']).map_or(out.len(), |i| rest + i);
+        if let Some(at) = out[rest..authority_end].rfind('@')
+            && let Some(colon) = out[rest..rest + at].find(':')
+        {
+            out.replace_range(rest + colon + 1..rest + at, "***");
+        }
+    }
+    if let Some(q) = out.find('?') {
+        let (head, query) = out.split_at(q + 1);
+        let query: Vec<String> = query
+            .split('&')
+            .map(|pair| match pair.split_once('=') {
+                Some((key, _)) if key.eq_ignore_ascii_case("password") => format!("{key}=***"),
+                _ => pair.to_owned(),
+            })
+            .collect();
+        out = format!("{head}{}", query.join("&"));
+    }
+    out
 }
 
 impl Default for StorageConfig {
@@ -97,6 +206,9 @@ pub struct TablesConfig {
     /// The bot that plays on timeouts, for the autopilot, after a player's
     /// grace and in bot seats: `search` (strongest) or `rule` (cheapest).
     pub bot: spades_bots::Strength,
+    /// Bot searches that may run at once on the whole server; when all are
+    /// busy the rule bot answers. 0: one per core.
+    pub bot_searches: usize,
 }
 
 impl Default for TablesConfig {
@@ -109,6 +221,7 @@ impl Default for TablesConfig {
             idle_minutes: 30,
             test_tempo_ms: 0,
             bot: spades_bots::Strength::Search,
+            bot_searches: 0,
         }
     }
 }
@@ -136,6 +249,23 @@ pub struct LimitsConfig {
     /// WebSocket connections one IP address may open per minute (0: no
     /// limit).
     pub connections_per_minute_per_ip: u32,
+    /// WebSocket connections one IP address may hold open at once (0: no
+    /// limit). IPv6 addresses count by their /64.
+    pub connections_per_ip: usize,
+    /// Connections attached to one seat at once.
+    pub connections_per_seat: u16,
+    /// Seconds a connection may stay without joining, resuming or watching
+    /// a table before it is closed (code 4004).
+    pub attach_timeout_secs: u64,
+    /// Seconds one write to a connection may take before the connection is
+    /// dropped as too slow.
+    pub write_timeout_secs: u64,
+    /// REST requests one IP address may make per minute (0: no limit).
+    pub requests_per_minute_per_ip: u32,
+    /// Seconds a REST request may take before it is answered 503.
+    pub request_timeout_secs: u64,
+    /// REST requests handled at once; more are answered 503 at once.
+    pub max_concurrent_requests: usize,
 }
 
 impl Default for LimitsConfig {
@@ -149,6 +279,13 @@ impl Default for LimitsConfig {
             messages_per_10s: 100,
             tables_per_minute_per_ip: 30,
             connections_per_minute_per_ip: 120,
+            connections_per_ip: 32,
+            connections_per_seat: 4,
+            attach_timeout_secs: 10,
+            write_timeout_secs: 10,
+            requests_per_minute_per_ip: 600,
+            request_timeout_secs: 10,
+            max_concurrent_requests: 256,
         }
     }
 }
@@ -231,6 +368,11 @@ impl Config {
                 "limits.max_tables and max_connections must be at least 1",
             ),
             (self.tables.autopilot_after >= 1, "tables.autopilot_after must be at least 1"),
+            (l.connections_per_seat >= 1, "limits.connections_per_seat must be at least 1"),
+            (l.attach_timeout_secs >= 1, "limits.attach_timeout_secs must be at least 1"),
+            (l.write_timeout_secs >= 1, "limits.write_timeout_secs must be at least 1"),
+            (l.request_timeout_secs >= 1, "limits.request_timeout_secs must be at least 1"),
+            (l.max_concurrent_requests >= 1, "limits.max_concurrent_requests must be at least 1"),
         ];
         for (ok, message) in checks {
             if !ok {
@@ -244,10 +386,19 @@ impl Config {
             || url.starts_with("sqlite:"))
         {
             return Err(ConfigError(format!(
-                "storage.database_url must be empty, postgres://… or sqlite:… (got {url:?})"
+                "storage.database_url must be empty, postgres://… or sqlite:… (got {:?})",
+                redact_url(url)
             )));
         }
+        for entry in &self.server.trusted_proxies {
+            entry.parse::<Cidr>().map_err(|e| ConfigError(format!("server.trusted_proxies: {e}")))?;
+        }
         Ok(())
+    }
+
+    /// The trusted proxies, parsed (entries were checked at load).
+    pub fn trusted_proxies(&self) -> Vec<Cidr> {
+        self.server.trusted_proxies.iter().filter_map(|p| p.parse().ok()).collect()
     }
 }
 
@@ -331,6 +482,76 @@ mod tests {
             jail.set_env("SPADES_TABLES__GRACE", "5");
             let err = Config::load(None).unwrap_err().to_string();
             assert!(err.contains("grace"), "{err}");
+            Ok(())
+        });
+    }
+
+    #[test]
+    fn debug_output_never_shows_the_database_password() {
+        let mut config = Config::default();
+        config.storage.database_url = "postgres://spades:hunter2@db.internal:5432/spades".into();
+        let debug = format!("{config:?}");
+        assert!(!debug.contains("hunter2"), "{debug}");
+        assert!(debug.contains("postgres://spades:***@db.internal:5432/spades"), "{debug}");
+        let pretty = format!("{config:#?}");
+        assert!(!pretty.contains("hunter2"), "{pretty}");
+        assert_eq!(
+            redact_url("postgresql://u:p%40ss@h/db?sslmode=require&password=x2"),
+            "postgresql://u:***@h/db?sslmode=require&password=***"
+        );
+        assert_eq!(redact_url("postgres://spades@db/spades"), "postgres://spades@db/spades");
+        assert_eq!(redact_url("sqlite:data/x.db"), "sqlite:data/x.db");
+        // An invalid URL's error message does not repeat the password.
+        figment::Jail::expect_with(|jail| {
+            jail.create_file("bad.toml", "[storage]\ndatabase_url = \"mysql://root:s3cret@db/x\"\n")?;
+            let err = Config::load_from(Some(Path::new("bad.toml")), no_env()).unwrap_err().to_string();
+            assert!(err.contains("database_url") && !err.contains("s3cret"), "{err}");
+            Ok(())
+        });
+    }
+
+    #[test]
+    fn cidr_blocks_parse_and_match() {
+        let net: Cidr = "10.0.0.0/8".parse().unwrap();
+        assert!(net.contains("10.200.3.4".parse().unwrap()));
+        assert!(!net.contains("11.0.0.1".parse().unwrap()));
+        assert!(net.contains("::ffff:10.1.2.3".parse().unwrap()), "IPv4-mapped addresses count as IPv4");
+        let one: Cidr = "127.0.0.1".parse().unwrap();
+        assert!(one.contains("127.0.0.1".parse().unwrap()));
+        assert!(!one.contains("127.0.0.2".parse().unwrap()));
+        let v6: Cidr = "fd00:1::/32".parse().unwrap();
+        assert!(v6.contains("fd00:1:ffff::9".parse().unwrap()));
+        assert!(!v6.contains("fd00:2::1".parse().unwrap()));
+        assert!(!v6.contains("10.0.0.1".parse().unwrap()));
+        let loopback: Cidr = "::1".parse().unwrap();
+        assert!(loopback.contains("::1".parse().unwrap()));
+        let all: Cidr = "0.0.0.0/0".parse().unwrap();
+        assert!(all.contains("8.8.8.8".parse().unwrap()));
+        for bad in ["10.0.0.0/33", "::/129", "nonsense", "10.0.0/8", "1.2.3.4/x", ""] {
+            assert!(bad.parse::<Cidr>().is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn trusted_proxies_come_from_a_list_or_commas_and_are_checked() {
+        figment::Jail::expect_with(|jail| {
+            jail.create_file("c.toml", "[server]\ntrusted_proxies = [\"127.0.0.1\", \"10.0.0.0/8\"]\n")?;
+            let config = Config::load_from(Some(Path::new("c.toml")), no_env()).unwrap();
+            assert_eq!(config.server.trusted_proxies, vec!["127.0.0.1", "10.0.0.0/8"]);
+            assert_eq!(config.trusted_proxies().len(), 2);
+            jail.set_env("SPADES_SERVER__TRUSTED_PROXIES", "10.0.0.0/8, ::1,192.168.0.0/16");
+            jail.set_env("SPADES_SERVER__ALLOWED_ORIGINS", "https://a.example,https://b.example");
+            let config = Config::load(None).unwrap();
+            assert_eq!(config.server.trusted_proxies, vec!["10.0.0.0/8", "::1", "192.168.0.0/16"]);
+            assert_eq!(config.server.allowed_origins, vec!["https://a.example", "https://b.example"]);
+            assert!(config.trusted_proxies()[1].contains("::1".parse().unwrap()));
+            jail.set_env("SPADES_SERVER__TRUSTED_PROXIES", "127.0.0.1");
+            assert_eq!(Config::load(None).unwrap().server.trusted_proxies, vec!["127.0.0.1"]);
+            jail.set_env("SPADES_SERVER__TRUSTED_PROXIES", "");
+            assert!(Config::load(None).unwrap().server.trusted_proxies.is_empty());
+            jail.set_env("SPADES_SERVER__TRUSTED_PROXIES", "10.0.0.0/8,proxy.internal");
+            let err = Config::load(None).unwrap_err().to_string();
+            assert!(err.contains("trusted_proxies") && err.contains("proxy.internal"), "{err}");
             Ok(())
         });
     }

@@ -81,6 +81,8 @@ fn init_logging(config: &Config) {
 }
 
 async fn run(config: Config) -> anyhow::Result<()> {
+    // Config's Debug output hides the database password.
+    tracing::debug!(?config, "configuration");
     let listener = tokio::net::TcpListener::bind(config.server.bind)
         .await
         .with_context(|| format!("binding {}", config.server.bind))?;

@@ -11,10 +11,11 @@
 //! | `spades_storage_commit_seconds` | histogram | one group commit of the event log |
 //! | `spades_storage_batch_size` | histogram | writes per group commit |
 //! | `spades_errors_total` | counter | `code` (the protocol's error codes) |
-//! | `spades_disconnects_total` | counter | `reason` (closed, too_slow, silent, shutdown, table_closed, error) |
+//! | `spades_disconnects_total` | counter | `reason` (closed, too_slow, silent, unattached, shutdown, table_closed, protocol, error) |
 //! | `spades_connections_opened_total` | counter | |
 //! | `spades_tables_created_total` | counter | |
-//! | `spades_rate_limited_total` | counter | `what` (tables, connections, messages) |
+//! | `spades_rate_limited_total` | counter | `what` (tables, connections, open_connections, requests, messages) |
+//! | `spades_requests_shed_total` | counter | `reason` (capacity, timeout): REST requests answered 503 |
 
 use std::sync::OnceLock;
 use std::time::Duration;
@@ -111,4 +112,10 @@ pub fn resident_bytes() -> Option<u64> {
     let line = status.lines().find(|l| l.starts_with("VmRSS:"))?;
     let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
     Some(kib * 1024)
+}
+
+/// A REST request answered 503 without being handled: `capacity` (the
+/// concurrency limit) or `timeout`.
+pub fn request_shed(reason: &'static str) {
+    metrics::counter!("spades_requests_shed_total", "reason" => reason).increment(1);
 }

@@ -3,8 +3,9 @@
 use std::net::SocketAddr;
 
 use axum::body::Bytes;
-use axum::extract::{ConnectInfo, Path, Query, State};
-use axum::http::{StatusCode, header};
+use axum::extract::rejection::BytesRejection;
+use axum::extract::{ConnectInfo, DefaultBodyLimit, Path, Query, State};
+use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::{Json, Router};
@@ -18,6 +19,9 @@ use uuid::Uuid;
 use crate::app::AppState;
 use crate::error::AppError;
 
+/// The largest request body read, in bytes (larger ones are answered 413).
+pub const MAX_BODY_BYTES: usize = 16 * 1024;
+
 /// The `/api/v1` routes.
 pub fn routes() -> Router<AppState> {
     Router::new()
@@ -26,6 +30,7 @@ pub fn routes() -> Router<AppState> {
         .route("/matches", get(list_matches))
         .route("/matches/{id}", get(match_record))
         .route("/openapi.json", get(openapi_json))
+        .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
 }
 
 async fn openapi_json() -> Response {
@@ -52,23 +57,41 @@ pub fn clean_name(raw: &str, max: usize) -> Option<String> {
     responses(
         (status = 201, description = "The table and its owner token", body = CreatedTable),
         (status = 400, description = "Invalid options or name", body = ApiError),
-        (status = 429, description = "Too many new tables from this address", body = ApiError),
-        (status = 503, description = "The server hosts as many tables as it can", body = ApiError),
+        (status = 403, description = "A browser page of an origin that is neither this server's nor allowed (`bad_message`)", body = ApiError),
+        (status = 413, description = "A body over 16 KiB (`bad_message`)", body = ApiError),
+        (status = 415, description = "A body that is not `Content-Type: application/json` (`bad_message`)", body = ApiError),
+        (status = 429, description = "Too many new tables or requests from this address (`rate_limited`; see `Retry-After`)", body = ApiError),
+        (status = 503, description = "The server hosts as many tables as it can, or is too busy (`capacity`, `internal`, `storage_unavailable`)", body = ApiError),
     )
 )]
 async fn create_table(
     State(state): State<AppState>,
     ConnectInfo(addr): ConnectInfo<SocketAddr>,
-    body: Bytes,
+    headers: HeaderMap,
+    body: Result<Bytes, BytesRejection>,
 ) -> Result<(StatusCode, Json<CreatedTable>), AppError> {
-    if !state.limits.allow_table(addr.ip()) {
-        crate::metrics::rate_limited("tables");
-        return Err(AppError::new(
-            ErrorCode::RateLimited,
-            "too many new tables from your address: wait a minute",
-        ));
+    if !crate::ws::origin_allowed(&headers, &state.config.server.allowed_origins) {
+        return Err(AppError::new(ErrorCode::BadMessage, "pages of this origin may not create tables")
+            .with_status(StatusCode::FORBIDDEN));
     }
-    let req: CreateTable = if body.iter().all(u8::is_ascii_whitespace) {
+    let body = body.map_err(|e| {
+        let message = if e.status() == StatusCode::PAYLOAD_TOO_LARGE {
+            format!("a table is described in at most {MAX_BODY_BYTES} bytes")
+        } else {
+            "the request body could not be read".to_owned()
+        };
+        AppError::new(ErrorCode::BadMessage, message).with_status(e.status())
+    })?;
+    let empty = body.iter().all(u8::is_ascii_whitespace);
+    if !empty && !is_json(&headers) {
+        return Err(AppError::new(ErrorCode::BadMessage, "send the table as Content-Type: application/json")
+            .with_status(StatusCode::UNSUPPORTED_MEDIA_TYPE));
+    }
+    if let Err(wait) = state.limits.allow_table(state.client_ip(addr.ip(), &headers)) {
+        crate::metrics::rate_limited("tables");
+        return Err(AppError::rate_limited("too many new tables from your address: wait a minute", wait));
+    }
+    let req: CreateTable = if empty {
         CreateTable::default()
     } else {
         let de = &mut serde_json::Deserializer::from_slice(&body);
@@ -90,6 +113,16 @@ async fn create_table(
     };
     let (table, owner_token) = state.create_table(name, req.options).await?;
     Ok((StatusCode::CREATED, Json(CreatedTable { table, owner_token })))
+}
+
+/// True when the request's `Content-Type` is `application/json` (any
+/// parameters, any case).
+fn is_json(headers: &HeaderMap) -> bool {
+    headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.split(';').next())
+        .is_some_and(|essence| essence.trim().eq_ignore_ascii_case("application/json"))
 }
 
 /// Filters for the table list.
@@ -114,6 +147,8 @@ struct ListQuery {
     responses(
         (status = 200, description = "The tables", body = Vec<TableSummary>),
         (status = 400, description = "A bad filter", body = ApiError),
+        (status = 429, description = "Too many requests from this address (`rate_limited`; see `Retry-After`)", body = ApiError),
+        (status = 503, description = "Too many requests at once (`capacity`) or the request took too long (`internal`)", body = ApiError),
     )
 )]
 async fn list_tables(
@@ -142,6 +177,8 @@ async fn list_tables(
     responses(
         (status = 200, description = "The table", body = TableStatus),
         (status = 404, description = "No such table", body = ApiError),
+        (status = 429, description = "Too many requests from this address (`rate_limited`; see `Retry-After`)", body = ApiError),
+        (status = 503, description = "Too many requests at once (`capacity`) or the request took too long (`internal`)", body = ApiError),
     )
 )]
 async fn table_status(
@@ -237,6 +274,8 @@ async fn list_matches(
     responses(
         (status = 200, description = "The record", body = MatchRecord),
         (status = 404, description = "No such match", body = ApiError),
+        (status = 429, description = "Too many requests from this address (`rate_limited`; see `Retry-After`)", body = ApiError),
+        (status = 503, description = "Too many requests at once (`capacity`) or the request took too long (`internal`)", body = ApiError),
     )
 )]
 async fn match_record(
@@ -269,5 +308,20 @@ mod tests {
         assert_eq!(clean_name("a\u{7}b", 24), None);
         assert_eq!(clean_name(&"x".repeat(25), 24), None);
         assert_eq!(clean_name(&"é".repeat(24), 24), Some("é".repeat(24)));
+    }
+
+    #[test]
+    fn only_json_bodies_are_json() {
+        let with = |ct: &str| {
+            let mut h = HeaderMap::new();
+            h.insert(header::CONTENT_TYPE, ct.parse().unwrap());
+            is_json(&h)
+        };
+        assert!(with("application/json"));
+        assert!(with("Application/JSON; charset=utf-8"));
+        assert!(!with("text/plain"));
+        assert!(!with("application/x-www-form-urlencoded"));
+        assert!(!with("application/jsonx"));
+        assert!(!is_json(&HeaderMap::new()));
     }
 }

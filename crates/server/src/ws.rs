@@ -6,7 +6,8 @@
 //! task: it `try_send`s into the bounded outbox and drops the connection
 //! when the outbox is full.
 
-use std::net::SocketAddr;
+use std::borrow::Cow;
+use std::net::{IpAddr, SocketAddr};
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
@@ -33,6 +34,20 @@ pub const CLOSE_SILENT: u16 = 4002;
 pub const CLOSE_GOING_AWAY: u16 = 1001;
 /// Close code: the table closed.
 pub const CLOSE_TABLE_CLOSED: u16 = 4003;
+/// Close code: the connection did not join, resume or watch a table within
+/// `limits.attach_timeout_secs`.
+pub const CLOSE_UNATTACHED: u16 = 4004;
+/// Close code: the table let go of the connection for a reason of its own
+/// (standard "normal closure").
+pub const CLOSE_NORMAL: u16 = 1000;
+/// Close code: the client broke the WebSocket protocol.
+pub const CLOSE_PROTOCOL_ERROR: u16 = 1002;
+/// Close code: a text message that is not UTF-8.
+pub const CLOSE_INVALID_DATA: u16 = 1007;
+/// Close code: a message over the hard size limit.
+pub const CLOSE_TOO_BIG: u16 = 1009;
+/// Close code: something failed on the server.
+pub const CLOSE_INTERNAL: u16 = 1011;
 
 /// Messages larger than this are not even read (the connection closes with
 /// 1009); between `max_frame_bytes` and this, the client gets a
@@ -41,11 +56,18 @@ const HARD_MESSAGE_LIMIT: usize = 64 * 1024;
 
 /// Frames queued together (an acknowledgement and the view it caused, say)
 /// are encoded into the socket's write buffer up to this size and written
-/// with one system call; [`write_batch`] flushes before the task waits.
+/// with one system call; [`Connection::write_batch`] flushes before the
+/// task waits.
 const WRITE_BUFFER: usize = 16 * 1024;
 
 /// The most frames taken from the outbox for one write.
 const WRITE_BATCH: usize = 16;
+
+/// The longest wait for the close frame to go out.
+const CLOSE_WRITE_LIMIT: Duration = Duration::from_secs(2);
+
+/// Seconds a client over its open-connection cap is asked to wait.
+const OPEN_CAP_RETRY: Duration = Duration::from_secs(5);
 
 /// `GET /ws`: upgrades to a WebSocket.
 pub async fn upgrade(
@@ -55,26 +77,34 @@ pub async fn upgrade(
     headers: HeaderMap,
 ) -> Response {
     if !origin_allowed(&headers, &state.config.server.allowed_origins) {
-        return (StatusCode::FORBIDDEN, "origin not allowed").into_response();
+        return AppError::new(ErrorCode::BadMessage, "pages of this origin may not connect")
+            .with_status(StatusCode::FORBIDDEN)
+            .into_response();
     }
     if state.shutdown.is_cancelled() {
         return AppError::new(ErrorCode::ShuttingDown, "the server is shutting down").into_response();
     }
-    if !state.limits.allow_connection(addr.ip()) {
+    let client = state.client_ip(addr.ip(), &headers);
+    if let Err(wait) = state.limits.allow_connection(client) {
         crate::metrics::rate_limited("connections");
-        return AppError::new(
-            ErrorCode::RateLimited,
-            "too many connections from your address: wait a minute",
+        return AppError::rate_limited("too many new connections from your address: wait a minute", wait)
+            .into_response();
+    }
+    if !state.limits.open_connection(client) {
+        crate::metrics::rate_limited("open_connections");
+        return AppError::rate_limited(
+            "your address has as many connections open as it may: close one first",
+            OPEN_CAP_RETRY,
         )
         .into_response();
     }
     let open = state.connections.fetch_add(1, Ordering::AcqRel);
+    // From here the guard undoes both counts, whatever happens.
+    let guard = ConnectionGuard { state: state.clone(), client };
     if open >= state.config.limits.max_connections {
-        state.connections.fetch_sub(1, Ordering::AcqRel);
         return AppError::new(ErrorCode::Capacity, "the server has as many connections as it can take")
             .into_response();
     }
-    let guard = ConnectionGuard(state.clone());
     let id = state.next_conn_id();
     crate::metrics::connection_opened();
     ws.read_buffer_size(4096)
@@ -83,7 +113,14 @@ pub async fn upgrade(
         .max_message_size(HARD_MESSAGE_LIMIT)
         .max_frame_size(HARD_MESSAGE_LIMIT)
         .on_upgrade(move |socket| {
-            let span = info_span!("conn", conn_id = id, %addr, table_id = tracing::field::Empty, seat = tracing::field::Empty);
+            let span = info_span!(
+                "conn",
+                conn_id = id,
+                %addr,
+                %client,
+                table_id = tracing::field::Empty,
+                seat = tracing::field::Empty
+            );
             let tracker = state.tracker.clone();
             tracker.track_future(
                 async move {
@@ -95,19 +132,23 @@ pub async fn upgrade(
         })
 }
 
-/// Decrements the connection count when a connection ends (or its upgrade
-/// fails).
-struct ConnectionGuard(AppState);
+/// Undoes a connection's counts (global and per address) when it ends or
+/// its upgrade fails.
+struct ConnectionGuard {
+    state: AppState,
+    client: IpAddr,
+}
 
 impl Drop for ConnectionGuard {
     fn drop(&mut self) {
-        self.0.connections.fetch_sub(1, Ordering::AcqRel);
+        self.state.connections.fetch_sub(1, Ordering::AcqRel);
+        self.state.limits.close_connection(self.client);
     }
 }
 
 /// Same-origin pages and clients without an `Origin` header are always
 /// allowed; other origins only when listed.
-fn origin_allowed(headers: &HeaderMap, allowed: &[String]) -> bool {
+pub fn origin_allowed(headers: &HeaderMap, allowed: &[String]) -> bool {
     let Some(origin) = headers.get(header::ORIGIN).and_then(|o| o.to_str().ok()) else { return true };
     if allowed.iter().any(|a| a == origin || a == "*") {
         return true;
@@ -126,94 +167,133 @@ struct Connection {
     table: Option<(TableHandle, Role)>,
     /// Message-rate window: start and count.
     window: (Instant, u32),
+    /// Once the table has let go of the outbox: whether it was full then
+    /// (the connection was too slow) or not (it let go for another reason).
+    released_full: Option<bool>,
+    /// How long one write may take.
+    write_timeout: Duration,
 }
 
+/// How the connection goes on, or why it ends.
 enum Flow {
     Continue,
-    Close(u16, &'static str),
+    /// The peer closed, reset or went away: nothing more to send.
+    Gone,
+    /// A write did not complete within the write timeout: the peer does
+    /// not read. Dropped without a close frame (it could not be written).
+    Stuck,
+    /// Close with this code and reason.
+    Close(u16, Cow<'static, str>),
+}
+
+impl Flow {
+    fn close(code: u16, reason: &'static str) -> Flow {
+        Flow::Close(code, Cow::Borrowed(reason))
+    }
+
+    fn going_away() -> Flow {
+        Flow::close(CLOSE_GOING_AWAY, "server shutting down")
+    }
+
+    /// The `spades_disconnects_total` reason.
+    fn reason(&self) -> &'static str {
+        match self {
+            Flow::Continue | Flow::Gone => "closed",
+            Flow::Stuck | Flow::Close(CLOSE_TOO_SLOW, _) => "too_slow",
+            Flow::Close(CLOSE_SILENT, _) => "silent",
+            Flow::Close(CLOSE_UNATTACHED, _) => "unattached",
+            Flow::Close(CLOSE_GOING_AWAY, _) => "shutdown",
+            Flow::Close(CLOSE_TABLE_CLOSED, _) => "table_closed",
+            Flow::Close(CLOSE_NORMAL, _) => "released",
+            Flow::Close(CLOSE_PROTOCOL_ERROR | CLOSE_INVALID_DATA | CLOSE_TOO_BIG, _) => "protocol",
+            Flow::Close(..) => "error",
+        }
+    }
+}
+
+/// What a read error means: a peer that went away (TCP reset, end of
+/// stream, no closing handshake) is an ordinary disconnect; a broken
+/// protocol, bad UTF-8 or an oversized message get their close codes.
+fn read_error_flow(e: &axum::Error) -> Flow {
+    let mut source: Option<&(dyn std::error::Error + 'static)> = Some(e);
+    while let Some(err) = source {
+        if err.downcast_ref::<std::io::Error>().is_some() {
+            return Flow::Gone;
+        }
+        source = err.source();
+    }
+    // axum hides tungstenite's error type; its messages are stable.
+    let text = e.to_string();
+    if text.contains("Connection reset without closing handshake")
+        || text.starts_with("Connection closed normally")
+        || text.starts_with("Trying to work with closed connection")
+    {
+        Flow::Gone
+    } else if text.starts_with("WebSocket protocol error") {
+        Flow::close(CLOSE_PROTOCOL_ERROR, "protocol error")
+    } else if text.starts_with("UTF-8 encoding error") {
+        Flow::close(CLOSE_INVALID_DATA, "text frames must be UTF-8")
+    } else if text.starts_with("Space limit exceeded") {
+        Flow::close(CLOSE_TOO_BIG, "message too big")
+    } else {
+        Flow::close(CLOSE_INTERNAL, "read error")
+    }
+}
+
+/// Right after a frame was taken from `inbox`: `None` while the table
+/// still holds the outbox, else whether it was full when the table let go.
+fn released_full(inbox: &mpsc::Receiver<Utf8Bytes>) -> Option<bool> {
+    inbox.is_closed().then(|| inbox.len() + 1 >= inbox.max_capacity())
+}
+
+/// `write` within `limit`: [`Flow::Gone`] when it fails, [`Flow::Stuck`]
+/// when it does not complete in time.
+async fn timed(limit: Duration, write: impl Future<Output = Result<(), axum::Error>>) -> Result<(), Flow> {
+    match tokio::time::timeout(limit, write).await {
+        Ok(Ok(())) => Ok(()),
+        Ok(Err(e)) => {
+            debug!(error = %e, "write failed");
+            Err(Flow::Gone)
+        }
+        Err(_) => Err(Flow::Stuck),
+    }
+}
+
+fn flow_of(result: Result<(), Flow>) -> Flow {
+    result.err().unwrap_or(Flow::Continue)
 }
 
 impl Connection {
     fn new(id: ConnId, state: AppState) -> Connection {
         let (outbox, inbox) = mpsc::channel(state.config.limits.outbox_frames);
-        Connection { id, state, outbox, inbox, table: None, window: (Instant::now(), 0) }
+        let write_timeout = Duration::from_secs(state.config.limits.write_timeout_secs);
+        Connection {
+            id,
+            state,
+            outbox,
+            inbox,
+            table: None,
+            window: (Instant::now(), 0),
+            released_full: None,
+            write_timeout,
+        }
     }
 
     async fn run(mut self, mut socket: WebSocket) {
         debug!("connected");
-        let hello = ServerMessage::Hello {
-            protocol: PROTOCOL_VERSION,
-            server: concat!("spades-server/", env!("CARGO_PKG_VERSION")).into(),
-            server_time: now_ms(),
-        };
-        if send(&mut socket, &hello).await.is_err() {
-            return;
-        }
-        let interval = Duration::from_secs(self.state.config.limits.ping_interval_secs);
-        let mut ping = tokio::time::interval_at(Instant::now() + interval, interval);
-        let mut last_heard = Instant::now();
-        let shutdown = self.state.shutdown.clone();
-        let flow = loop {
-            tokio::select! {
-                () = shutdown.cancelled() => break Flow::Close(CLOSE_GOING_AWAY, "server shutting down"),
-                frame = self.inbox.recv(), if self.table.is_some() => match frame {
-                    Some(frame) => {
-                        if write_batch(&mut socket, frame, &mut self.inbox).await.is_err() {
-                            break Flow::Continue;
-                        }
-                    }
-                    // The table dropped this connection: too slow, or closed.
-                    None => break if self.state.shutdown.is_cancelled() {
-                        Flow::Close(CLOSE_GOING_AWAY, "server shutting down")
-                    } else if self.table.as_ref().is_some_and(|(t, _)| t.is_closed()) {
-                        Flow::Close(CLOSE_TABLE_CLOSED, "the table closed")
-                    } else {
-                        Flow::Close(CLOSE_TOO_SLOW, "too slow: resume with your seat token")
-                    },
-                },
-                msg = socket.recv() => {
-                    last_heard = Instant::now();
-                    match msg {
-                        Some(Ok(Message::Text(text))) => {
-                            if let Flow::Close(code, why) = self.on_text(&mut socket, text.as_str()).await {
-                                break Flow::Close(code, why);
-                            }
-                        }
-                        Some(Ok(Message::Binary(_))) => {
-                            let err = error(None, ErrorCode::BadMessage, "binary frames are not part of the protocol: send JSON text");
-                            if send(&mut socket, &err).await.is_err() {
-                                break Flow::Continue;
-                            }
-                        }
-                        Some(Ok(Message::Ping(_) | Message::Pong(_))) => {}
-                        Some(Ok(Message::Close(_))) | None => break Flow::Continue,
-                        Some(Err(e)) => {
-                            debug!(error = %e, "read error");
-                            break Flow::Close(1009, "message too big");
-                        }
-                    }
-                }
-                _ = ping.tick() => {
-                    if last_heard.elapsed() > interval * 3 {
-                        break Flow::Close(CLOSE_SILENT, "no answer to pings");
-                    }
-                    if socket.send(Message::Ping(axum::body::Bytes::new())).await.is_err() {
-                        break Flow::Continue;
-                    }
-                }
+        let flow = self.serve(&mut socket).await;
+        let reason = flow.reason();
+        crate::metrics::disconnect(reason);
+        match &flow {
+            Flow::Stuck => debug!("writes did not complete in time: dropped"),
+            Flow::Close(code, why) => {
+                debug!(code, reason = %why, "closing");
+                let close =
+                    Message::Close(Some(CloseFrame { code: *code, reason: Utf8Bytes::from(why.as_ref()) }));
+                let limit = self.write_timeout.min(CLOSE_WRITE_LIMIT);
+                let _ = tokio::time::timeout(limit, socket.send(close)).await;
             }
-        };
-        crate::metrics::disconnect(match flow {
-            Flow::Continue => "closed",
-            Flow::Close(CLOSE_TOO_SLOW, _) => "too_slow",
-            Flow::Close(CLOSE_SILENT, _) => "silent",
-            Flow::Close(CLOSE_GOING_AWAY, _) => "shutdown",
-            Flow::Close(CLOSE_TABLE_CLOSED, _) => "table_closed",
-            Flow::Close(..) => "error",
-        });
-        if let Flow::Close(code, reason) = flow {
-            let close = Message::Close(Some(CloseFrame { code, reason: Utf8Bytes::from_static(reason) }));
-            let _ = tokio::time::timeout(Duration::from_secs(2), socket.send(close)).await;
+            Flow::Continue | Flow::Gone => {}
         }
         if let Some((table, _)) = self.table.take()
             && !table.try_send(TableCommand::Detach { conn: self.id })
@@ -223,46 +303,193 @@ impl Connection {
                 let _ = table.send(TableCommand::Detach { conn: self.id }).await;
             });
         }
-        debug!("disconnected");
+        debug!(reason, "disconnected");
     }
 
-    /// Counts a message against the per-connection rate; true when allowed.
+    /// The connection's life, until the reason it ends.
+    async fn serve(&mut self, socket: &mut WebSocket) -> Flow {
+        let hello = ServerMessage::Hello {
+            protocol: PROTOCOL_VERSION,
+            server: concat!("spades-server/", env!("CARGO_PKG_VERSION")).into(),
+            server_time: now_ms(),
+        };
+        if let Flow::Gone | Flow::Stuck = self.reply(socket, &hello).await {
+            return Flow::Gone;
+        }
+        let limits = &self.state.config.limits;
+        let interval = Duration::from_secs(limits.ping_interval_secs);
+        let attach_secs = limits.attach_timeout_secs;
+        let mut ping = tokio::time::interval_at(Instant::now() + interval, interval);
+        let attach_by = tokio::time::sleep(Duration::from_secs(attach_secs));
+        tokio::pin!(attach_by);
+        let mut last_heard = Instant::now();
+        let shutdown = self.state.shutdown.clone();
+        loop {
+            let flow = tokio::select! {
+                () = shutdown.cancelled() => Flow::going_away(),
+                () = &mut attach_by, if self.table.is_none() => {
+                    Flow::Close(CLOSE_UNATTACHED, Cow::Owned(format!("attach to a table within {attach_secs} s")))
+                }
+                frame = self.inbox.recv(), if self.table.is_some() => match frame {
+                    Some(frame) => {
+                        self.note_release();
+                        flow_of(timed(self.write_timeout, self.write_batch(socket, frame)).await)
+                    }
+                    None => self.released(),
+                },
+                msg = socket.recv() => {
+                    last_heard = Instant::now();
+                    match msg {
+                        Some(Ok(Message::Text(text))) => {
+                            let allowed = self.within_rate();
+                            self.on_text(socket, text.as_str(), allowed).await
+                        }
+                        Some(Ok(Message::Binary(_))) => {
+                            let err = if self.within_rate() {
+                                error(None, ErrorCode::BadMessage, "binary frames are not part of the protocol: send JSON text")
+                            } else {
+                                crate::metrics::rate_limited("messages");
+                                error(None, ErrorCode::RateLimited, "too many messages: slow down")
+                            };
+                            self.reply(socket, &err).await
+                        }
+                        // Pings count too (tungstenite answers them).
+                        Some(Ok(Message::Ping(_))) => {
+                            if !self.within_rate() {
+                                crate::metrics::rate_limited("messages");
+                            }
+                            Flow::Continue
+                        }
+                        Some(Ok(Message::Pong(_))) => Flow::Continue,
+                        Some(Ok(Message::Close(_))) | None => Flow::Gone,
+                        Some(Err(e)) => {
+                            debug!(error = %e, "read error");
+                            read_error_flow(&e)
+                        }
+                    }
+                }
+                _ = ping.tick() => {
+                    if last_heard.elapsed() > interval * 3 {
+                        Flow::close(CLOSE_SILENT, "no answer to pings")
+                    } else {
+                        flow_of(timed(self.write_timeout, socket.send(Message::Ping(axum::body::Bytes::new()))).await)
+                    }
+                }
+            };
+            if !matches!(flow, Flow::Continue) {
+                return flow;
+            }
+        }
+    }
+
+    /// Notes, the first time the table is seen to have let go of the
+    /// outbox, whether the outbox was full then. Called after every frame
+    /// taken from it: the table only adds frames while it holds the outbox,
+    /// so the frames still queued at that first sight (plus the one just
+    /// taken) are those it held when it let go.
+    fn note_release(&mut self) {
+        if self.released_full.is_none() {
+            self.released_full = released_full(&self.inbox);
+        }
+    }
+
+    /// The table let go of the outbox and every frame in it was written:
+    /// why, and how to close.
+    fn released(&self) -> Flow {
+        if self.state.shutdown.is_cancelled() {
+            Flow::going_away()
+        } else if self.table.as_ref().is_some_and(|(t, _)| t.is_closed()) {
+            Flow::close(CLOSE_TABLE_CLOSED, "the table closed")
+        } else if self.released_full == Some(true) {
+            Flow::close(CLOSE_TOO_SLOW, "too slow: resume with your seat token")
+        } else {
+            Flow::close(CLOSE_NORMAL, "the table let go of this connection")
+        }
+    }
+
+    /// Writes `first` and whatever else is already waiting in the outbox
+    /// (up to [`WRITE_BATCH`] frames) with as few system calls as the write
+    /// buffer allows, then flushes.
+    async fn write_batch(&mut self, socket: &mut WebSocket, first: Utf8Bytes) -> Result<(), axum::Error> {
+        socket.feed(Message::Text(first)).await?;
+        for _ in 1..WRITE_BATCH {
+            match self.inbox.try_recv() {
+                Ok(frame) => {
+                    self.note_release();
+                    socket.feed(Message::Text(frame)).await?;
+                }
+                Err(_) => break,
+            }
+        }
+        socket.flush().await
+    }
+
+    /// Sends one message within the write timeout.
+    async fn reply(&self, socket: &mut WebSocket, msg: &ServerMessage) -> Flow {
+        let text = match serde_json::to_string(msg) {
+            Ok(text) => text,
+            Err(_) => return Flow::close(CLOSE_INTERNAL, "could not encode a message"),
+        };
+        flow_of(timed(self.write_timeout, socket.send(Message::Text(Utf8Bytes::from(text)))).await)
+    }
+
+    /// Counts a frame against the per-connection rate; true when allowed.
     fn within_rate(&mut self) -> bool {
         let now = Instant::now();
         if now.duration_since(self.window.0) >= Duration::from_secs(10) {
             self.window = (now, 0);
         }
-        self.window.1 += 1;
+        self.window.1 = self.window.1.saturating_add(1);
         self.window.1 <= self.state.config.limits.messages_per_10s
     }
 
-    async fn on_text(&mut self, socket: &mut WebSocket, text: &str) -> Flow {
-        if text.len() > self.state.config.limits.max_frame_bytes {
-            let message = format!("frames are limited to {} bytes", self.state.config.limits.max_frame_bytes);
-            return reply(socket, &error(None, ErrorCode::FrameTooLarge, &message)).await;
+    /// `cmd` to the table, unless the server shuts down first: `None` when
+    /// it was sent, else how to close.
+    async fn to_table(&self, table: &TableHandle, cmd: TableCommand) -> Option<Flow> {
+        let shutdown = self.state.shutdown.clone();
+        tokio::select! {
+            sent = table.send(cmd) => match sent {
+                Ok(()) => None,
+                Err(_) if shutdown.is_cancelled() => Some(Flow::going_away()),
+                Err(_) => Some(Flow::close(CLOSE_TABLE_CLOSED, "the table closed")),
+            },
+            () = shutdown.cancelled() => Some(Flow::going_away()),
         }
-        // Every frame counts against the rate, readable or not; the refusal
-        // echoes the request id when there is one.
-        let allowed = self.within_rate();
+    }
+
+    /// A text frame; `allowed` is whether it was within the message rate
+    /// (every frame counts, oversized and unreadable ones too).
+    async fn on_text(&mut self, socket: &mut WebSocket, text: &str, allowed: bool) -> Flow {
+        let max = self.state.config.limits.max_frame_bytes;
+        if text.len() > max {
+            if !allowed {
+                crate::metrics::rate_limited("messages");
+                return self
+                    .reply(socket, &error(None, ErrorCode::RateLimited, "too many messages: slow down"))
+                    .await;
+            }
+            let message = format!("frames are limited to {max} bytes");
+            return self.reply(socket, &error(None, ErrorCode::FrameTooLarge, &message)).await;
+        }
+        // The refusal echoes the request id when there is one.
         let frame: Result<ClientFrame, _> = serde_json::from_str(text);
         if !allowed {
             crate::metrics::rate_limited("messages");
             let req = frame.as_ref().ok().and_then(|f| f.req);
-            return reply(socket, &error(req, ErrorCode::RateLimited, "too many messages: slow down")).await;
+            return self
+                .reply(socket, &error(req, ErrorCode::RateLimited, "too many messages: slow down"))
+                .await;
         }
         let frame = match frame {
             Ok(f) => f,
             Err(e) => {
-                return reply(
-                    socket,
-                    &error(None, ErrorCode::BadMessage, &format!("unreadable message: {e}")),
-                )
-                .await;
+                let err = error(None, ErrorCode::BadMessage, &format!("unreadable message: {e}"));
+                return self.reply(socket, &err).await;
             }
         };
         let req = frame.req;
         let act = match frame.msg {
-            ClientMessage::Ping => return reply(socket, &ServerMessage::Pong { req }).await,
+            ClientMessage::Ping => return self.reply(socket, &ServerMessage::Pong { req }).await,
             ClientMessage::Join { table, name, seat } => {
                 let Some(name) = clean_name(&name, 24) else {
                     let err = error(
@@ -270,7 +497,7 @@ impl Connection {
                         ErrorCode::InvalidName,
                         "names are 1 to 24 characters, without control characters",
                     );
-                    return reply(socket, &err).await;
+                    return self.reply(socket, &err).await;
                 };
                 return self.attach(socket, req, table, Attach::Join { name, seat }).await;
             }
@@ -288,12 +515,10 @@ impl Connection {
         };
         let Some((table, _)) = &self.table else {
             let err = error(req, ErrorCode::NotAttached, "join, resume or watch a table first");
-            return reply(socket, &err).await;
+            return self.reply(socket, &err).await;
         };
-        if table.send(TableCommand::Act { conn: self.id, req, act }).await.is_err() {
-            return Flow::Close(CLOSE_TABLE_CLOSED, "the table closed");
-        }
-        Flow::Continue
+        let table = table.clone();
+        self.to_table(&table, TableCommand::Act { conn: self.id, req, act }).await.unwrap_or(Flow::Continue)
     }
 
     async fn attach(
@@ -306,17 +531,26 @@ impl Connection {
         if self.table.is_some() {
             let err =
                 error(req, ErrorCode::AlreadyAttached, "this connection is already at a table: open another");
-            return reply(socket, &err).await;
+            return self.reply(socket, &err).await;
         }
         let Some(handle) = self.state.registry.get(&table) else {
-            return reply(socket, &error(req, ErrorCode::TableNotFound, "no such table")).await;
+            return self.reply(socket, &error(req, ErrorCode::TableNotFound, "no such table")).await;
         };
         let (tx, rx) = oneshot::channel();
         let cmd = TableCommand::Attach { conn: self.id, outbox: self.outbox.clone(), how, req, reply: tx };
-        if handle.send(cmd).await.is_err() {
-            return reply(socket, &error(req, ErrorCode::TableNotFound, "no such table")).await;
+        match self.to_table(&handle, cmd).await {
+            None => {}
+            Some(Flow::Close(CLOSE_TABLE_CLOSED, _)) => {
+                return self.reply(socket, &error(req, ErrorCode::TableNotFound, "no such table")).await;
+            }
+            Some(flow) => return flow,
         }
-        match rx.await {
+        let shutdown = self.state.shutdown.clone();
+        let answer = tokio::select! {
+            answer = rx => answer,
+            () = shutdown.cancelled() => return Flow::going_away(),
+        };
+        match answer {
             Ok(Some(role)) => {
                 let span = tracing::Span::current();
                 span.record("table_id", tracing::field::display(table));
@@ -332,12 +566,13 @@ impl Connection {
                 let (dead, _) = mpsc::channel(1);
                 self.outbox = dead;
             }
+            Err(_) if self.state.shutdown.is_cancelled() => return Flow::going_away(),
             // Refused: the table queued the error frame in the outbox;
             // deliver it now, since the outbox is only read once attached.
             Ok(None) | Err(_) => {
                 while let Ok(frame) = self.inbox.try_recv() {
-                    if socket.send(Message::Text(frame)).await.is_err() {
-                        return Flow::Continue;
+                    if let Err(flow) = timed(self.write_timeout, socket.send(Message::Text(frame))).await {
+                        return flow;
                     }
                 }
             }
@@ -349,36 +584,6 @@ impl Connection {
 fn error(req: Option<u32>, code: ErrorCode, message: &str) -> ServerMessage {
     crate::metrics::error(code);
     ServerMessage::Error { req, code, message: message.into() }
-}
-
-/// Writes `first` and whatever else is already waiting in the outbox (up to
-/// [`WRITE_BATCH`] frames) with as few system calls as the write buffer
-/// allows, then flushes.
-async fn write_batch(
-    socket: &mut WebSocket,
-    first: Utf8Bytes,
-    inbox: &mut mpsc::Receiver<Utf8Bytes>,
-) -> Result<(), axum::Error> {
-    socket.feed(Message::Text(first)).await?;
-    for _ in 1..WRITE_BATCH {
-        match inbox.try_recv() {
-            Ok(frame) => socket.feed(Message::Text(frame)).await?,
-            Err(_) => break,
-        }
-    }
-    socket.flush().await
-}
-
-async fn send(socket: &mut WebSocket, msg: &ServerMessage) -> Result<(), axum::Error> {
-    let text = serde_json::to_string(msg).map_err(axum::Error::new)?;
-    socket.send(Message::Text(Utf8Bytes::from(text))).await
-}
-
-async fn reply(socket: &mut WebSocket, msg: &ServerMessage) -> Flow {
-    match send(socket, msg).await {
-        Ok(()) => Flow::Continue,
-        Err(_) => Flow::Close(1011, "write failed"),
-    }
 }
 
 #[cfg(test)]
@@ -402,5 +607,64 @@ mod tests {
         let allowed = vec!["https://friends.example".to_owned()];
         assert!(origin_allowed(&headers(Some("https://friends.example"), "cards.example"), &allowed));
         assert!(!origin_allowed(&headers(Some("https://evil.example"), "cards.example"), &allowed));
+    }
+
+    #[derive(Debug)]
+    struct Said(&'static str);
+
+    impl std::fmt::Display for Said {
+        fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str(self.0)
+        }
+    }
+
+    impl std::error::Error for Said {}
+
+    fn code_of(e: axum::Error) -> Option<u16> {
+        match read_error_flow(&e) {
+            Flow::Close(code, _) => Some(code),
+            Flow::Gone => None,
+            Flow::Continue | Flow::Stuck => Some(0),
+        }
+    }
+
+    #[test]
+    fn read_errors_map_to_close_codes() {
+        let reset = std::io::Error::new(std::io::ErrorKind::ConnectionReset, "reset by peer");
+        assert_eq!(code_of(axum::Error::new(reset)), None, "a reset is an ordinary disconnect");
+        let gone = "WebSocket protocol error: Connection reset without closing handshake";
+        assert_eq!(code_of(axum::Error::new(Said(gone))), None);
+        let masked = "WebSocket protocol error: Received an unmasked frame from client";
+        assert_eq!(code_of(axum::Error::new(Said(masked))), Some(CLOSE_PROTOCOL_ERROR));
+        assert_eq!(code_of(axum::Error::new(Said("UTF-8 encoding error: bad"))), Some(CLOSE_INVALID_DATA));
+        let big = "Space limit exceeded: Message too long: 70000 > 65536";
+        assert_eq!(code_of(axum::Error::new(Said(big))), Some(CLOSE_TOO_BIG));
+        assert_eq!(code_of(axum::Error::new(Said("something else"))), Some(CLOSE_INTERNAL));
+        assert_eq!(Flow::Stuck.reason(), "too_slow");
+        assert_eq!(Flow::Gone.reason(), "closed");
+        assert_eq!(Flow::close(CLOSE_PROTOCOL_ERROR, "x").reason(), "protocol");
+    }
+
+    #[test]
+    fn only_a_full_outbox_counts_as_too_slow() {
+        // The table let go of a full outbox.
+        let (tx, mut rx) = mpsc::channel(4);
+        for _ in 0..4 {
+            tx.try_send(Utf8Bytes::from_static("v")).unwrap();
+        }
+        assert!(tx.try_send(Utf8Bytes::from_static("v")).is_err());
+        assert_eq!(released_full(&rx), None, "still held");
+        drop(tx);
+        rx.try_recv().unwrap();
+        assert_eq!(released_full(&rx), Some(true));
+        // The table let go of an outbox with room to spare.
+        let (tx, mut rx) = mpsc::channel(4);
+        tx.try_send(Utf8Bytes::from_static("v")).unwrap();
+        tx.try_send(Utf8Bytes::from_static("v")).unwrap();
+        rx.try_recv().unwrap();
+        assert_eq!(released_full(&rx), None);
+        drop(tx);
+        rx.try_recv().unwrap();
+        assert_eq!(released_full(&rx), Some(false));
     }
 }

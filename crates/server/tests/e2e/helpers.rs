@@ -315,3 +315,10 @@ pub fn assert_no_leaks(players: &[&Client], spectators: &[&Client]) {
         }
     }
 }
+
+impl Client {
+    /// Sends any WebSocket message (binary frames, say).
+    pub async fn ws_send(&mut self, msg: Message) {
+        self.ws.send(msg).await.unwrap();
+    }
+}

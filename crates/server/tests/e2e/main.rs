@@ -2,6 +2,7 @@
 //! and HTTP clients.
 
 mod clocks;
+mod connections;
 mod crash;
 mod hardening;
 mod helpers;
