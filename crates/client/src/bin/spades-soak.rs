@@ -305,6 +305,10 @@ impl Server {
             .env("SPADES_LIMITS__MESSAGES_PER_10S", "1000000")
             .env("SPADES_LIMITS__TABLES_PER_MINUTE_PER_IP", "0")
             .env("SPADES_LIMITS__CONNECTIONS_PER_MINUTE_PER_IP", "0")
+            // Every client of the soak is on 127.0.0.1: no per-address caps.
+            // The floods still meet the REST concurrency limit.
+            .env("SPADES_LIMITS__CONNECTIONS_PER_IP", "0")
+            .env("SPADES_LIMITS__REQUESTS_PER_MINUTE_PER_IP", "0")
             .env("SPADES_LOG__FILTER", "warn")
             .stdin(Stdio::null())
             .stdout(out)
