@@ -29,18 +29,25 @@
 #   SOAK_SEED=n            the driver's seed (default: from the clock)
 #   SOAK_SERVER_BIN=path   a server binary other than target/release/spades-server
 #   SOAK_NO_BUILD=1        use the binaries already built
+#   SOAK_PROFILE=debug     use (and build) the debug binaries instead (CI's
+#                          short run)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
 
 out=${SOAK_OUT:-$root/target/soak}
-bin=$root/target/release
+profile=${SOAK_PROFILE:-release}
+bin=$root/target/$profile
 server_bin=${SOAK_SERVER_BIN:-$bin/spades-server}
 mkdir -p "$out"
 
 if [ "${SOAK_NO_BUILD:-0}" != 1 ]; then
-  printf '\n== building release binaries\n' >&2
-  cargo build --release -p spades-server -p spades-client >&2
+  printf '\n== building %s binaries\n' "$profile" >&2
+  if [ "$profile" = release ]; then
+    cargo build --release -p spades-server -p spades-client >&2
+  else
+    cargo build -p spades-server -p spades-client >&2
+  fi
 fi
 for b in "$server_bin" "$bin/spades-soak"; do
   [ -x "$b" ] || { echo "no binary at $b: build first or unset SOAK_NO_BUILD" >&2; exit 1; }

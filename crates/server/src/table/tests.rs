@@ -42,6 +42,16 @@ async fn table_with(options: TableOptions, settings: TableSettings) -> Harness {
 }
 
 async fn table_on(journal: Journal, options: TableOptions, settings: TableSettings) -> Harness {
+    spawn_table(journal, options, settings, None).await
+}
+
+/// Starts a table's task on `journal` (new, or `restored`).
+async fn spawn_table(
+    journal: Journal,
+    options: TableOptions,
+    settings: TableSettings,
+    restored: Option<Restored>,
+) -> Harness {
     let (owner, hash) = new_token().unwrap();
     let id = Uuid::new_v4();
     journal
@@ -66,7 +76,7 @@ async fn table_on(journal: Journal, options: TableOptions, settings: TableSettin
         shutdown: shutdown.clone(),
         on_exit: Box::new(|_| {}),
     };
-    let handle = spawn(init, None, &TaskTracker::new());
+    let handle = spawn(init, restored, &TaskTracker::new());
     Harness { handle, owner, journal, _shutdown: shutdown }
 }
 
@@ -153,7 +163,16 @@ async fn status(h: &Harness) -> TableStatus {
 
 /// Four people at a started table.
 async fn started(options: TableOptions, settings: TableSettings) -> (Harness, Vec<Fake>) {
-    let h = table_with(options, settings).await;
+    started_on(Journal::memory(), options, settings).await
+}
+
+/// [`started`], on `journal`.
+async fn started_on(
+    journal: Journal,
+    options: TableOptions,
+    settings: TableSettings,
+) -> (Harness, Vec<Fake>) {
+    let h = table_on(journal, options, settings).await;
     let mut seats = Vec::new();
     for s in Seat::ALL {
         seats.push(Fake::join(&h, s).await);
@@ -455,31 +474,7 @@ async fn a_connection_that_falls_behind_is_dropped_and_can_resume() {
 
 /// A table restored from `restored`, its log already holding the seats.
 async fn restored_table(settings: TableSettings, restored: Restored) -> Harness {
-    let (owner, hash) = new_token().unwrap();
-    let id = Uuid::new_v4();
-    let journal = Journal::memory();
-    let record = TableRecord {
-        id,
-        name: "t".into(),
-        options: TableOptions::default(),
-        owner_hash: hash.to_hex(),
-        created_at_ms: 0,
-    };
-    journal.create_table(&record).await.unwrap();
-    let shutdown = CancellationToken::new();
-    let init = TableInit {
-        id,
-        name: "Test".into(),
-        options: TableOptions::default(),
-        owner: hash,
-        created_at: 0,
-        settings: Arc::new(settings),
-        journal: journal.clone(),
-        shutdown: shutdown.clone(),
-        on_exit: Box::new(|_| {}),
-    };
-    let handle = spawn(init, Some(restored), &TaskTracker::new());
-    Harness { handle, owner, journal, _shutdown: shutdown }
+    spawn_table(Journal::memory(), TableOptions::default(), settings, Some(restored)).await
 }
 
 /// Seats as a restart finds them: four people with the given tokens.
@@ -879,12 +874,7 @@ async fn each_kind_of_write_that_fails_once_or_after_committing_is_retried() {
 #[tokio::test(start_paused = true)]
 async fn a_player_move_that_cannot_be_stored_is_refused_and_changes_nothing() {
     let (journal, faults) = Journal::memory().with_faults();
-    let h = table_on(journal, TableOptions::default(), settings()).await;
-    let mut seats = Vec::new();
-    for s in Seat::ALL {
-        seats.push(Fake::join(&h, s).await);
-    }
-    seats[0].act(&h, Act::Start { owner_token: h.owner.clone() }).await;
+    let (h, mut seats) = started_on(journal, TableOptions::default(), settings()).await;
     let v = seats[0].view();
     let t = usize::from(turn_of(&v).index());
     let a = legal_action(&seats[t].view());
@@ -902,12 +892,7 @@ async fn a_player_move_that_cannot_be_stored_is_refused_and_changes_nothing() {
 #[tokio::test(start_paused = true)]
 async fn a_move_reported_failed_that_was_stored_is_not_lost_nor_forked() {
     let (journal, faults) = Journal::memory().with_faults();
-    let h = table_on(journal, TableOptions::default(), settings()).await;
-    let mut seats = Vec::new();
-    for s in Seat::ALL {
-        seats.push(Fake::join(&h, s).await);
-    }
-    seats[0].act(&h, Act::Start { owner_token: h.owner.clone() }).await;
+    let (h, mut seats) = started_on(journal, TableOptions::default(), settings()).await;
     let first = turn_of(&seats[0].view());
     let t = usize::from(first.index());
     let a = legal_action(&seats[t].view());
