@@ -13,6 +13,7 @@
 import path from 'node:path';
 import { after, before, describe } from 'node:test';
 import { ARTIFACTS, launchBrowser, startStack } from './lib/harness.mjs';
+import { assetTests } from './tests/assets.test.mjs';
 import { playTests } from './tests/play.test.mjs';
 import { PRESENCE_ENV, presenceTests } from './tests/presence.test.mjs';
 import { restartTests } from './tests/restart.test.mjs';
@@ -45,6 +46,7 @@ describe('Spades web client in Chromium', { timeout: 220_000 }, () => {
     console.log(`screenshots: ${path.relative(process.cwd(), ARTIFACTS) || ARTIFACTS}`);
   });
 
+  assetTests(suite);
   playTests(suite);
   presenceTests(suite);
   restartTests(suite);

@@ -1,34 +1,115 @@
 //! The browser client: the files of `web/`, embedded in the binary at build
 //! time, so running the server is all a user needs.
+//!
+//! Each file is served with a strong `ETag` (a hash of its bytes), answered
+//! `304 Not Modified` when the browser already has it, and gzip-compressed
+//! (once, the first time it is asked for) when the browser accepts gzip and
+//! compressing saves space.
 
+use std::collections::HashMap;
+use std::io::Write;
+use std::sync::OnceLock;
+
+use axum::body::Body;
 use axum::extract::Path;
-use axum::http::{HeaderValue, StatusCode, header};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use include_dir::{Dir, include_dir};
+use sha2::{Digest, Sha256};
 
 static WEB: Dir<'static> = include_dir!("$CARGO_MANIFEST_DIR/../../web");
 
+/// An embedded file ready to serve.
+struct Asset {
+    bytes: &'static [u8],
+    mime: HeaderValue,
+    /// Strong validator of the uncompressed bytes, quoted.
+    etag: String,
+    /// The gzip form, when it is smaller.
+    gzip: Option<Vec<u8>>,
+}
+
+fn assets() -> &'static HashMap<&'static str, Asset> {
+    static ASSETS: OnceLock<HashMap<&'static str, Asset>> = OnceLock::new();
+    ASSETS.get_or_init(|| {
+        files()
+            .into_iter()
+            .filter_map(|path| {
+                let bytes = WEB.get_file(path)?.contents();
+                let mime = mime_guess::from_path(path).first_or_octet_stream();
+                let digest = Sha256::digest(bytes);
+                let etag = format!("\"{}\"", hex::encode(&digest[..12]));
+                let gzip = gzip(bytes).filter(|z| z.len() + 64 < bytes.len());
+                Some((path, Asset { bytes, mime: HeaderValue::from_str(mime.as_ref()).ok()?, etag, gzip }))
+            })
+            .collect()
+    })
+}
+
+fn gzip(bytes: &[u8]) -> Option<Vec<u8>> {
+    let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
+    enc.write_all(bytes).ok()?;
+    enc.finish().ok()
+}
+
 /// `GET /`: the client's page.
-pub async fn index() -> Response {
-    file("index.html")
+pub async fn index(headers: HeaderMap) -> Response {
+    file("index.html", &headers)
 }
 
 /// `GET /{*path}`: any other embedded file, or 404.
-pub async fn asset(Path(path): Path<String>) -> Response {
-    file(&path)
+pub async fn asset(Path(path): Path<String>, headers: HeaderMap) -> Response {
+    file(&path, &headers)
 }
 
-fn file(path: &str) -> Response {
-    let Some(f) = WEB.get_file(path) else {
+/// True when the request's `Accept-Encoding` takes gzip.
+fn accepts_gzip(headers: &HeaderMap) -> bool {
+    headers.get_all(header::ACCEPT_ENCODING).iter().filter_map(|v| v.to_str().ok()).any(|v| {
+        v.split(',').any(|part| {
+            let mut it = part.trim().split(';');
+            let coding = it.next().unwrap_or("").trim();
+            let refused = it.any(|p| matches!(p.trim().strip_prefix("q="), Some(q) if q.trim().parse::<f32>().is_ok_and(|q| q == 0.0)));
+            (coding.eq_ignore_ascii_case("gzip") || coding == "*") && !refused
+        })
+    })
+}
+
+/// True when `If-None-Match` names `etag` (or is `*`).
+fn not_modified(headers: &HeaderMap, etag: &str) -> bool {
+    headers
+        .get_all(header::IF_NONE_MATCH)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .any(|v| v.split(',').map(str::trim).any(|t| t == "*" || t.trim_start_matches("W/") == etag))
+}
+
+fn file(path: &str, request: &HeaderMap) -> Response {
+    let Some(asset) = assets().get(path) else {
         return (StatusCode::NOT_FOUND, "not found").into_response();
     };
-    let mime = mime_guess::from_path(path).first_or_octet_stream();
-    let mut resp = f.contents().into_response();
+    let gzip = asset.gzip.as_ref().filter(|_| accepts_gzip(request));
+    let mut resp = if not_modified(request, &asset.etag) {
+        StatusCode::NOT_MODIFIED.into_response()
+    } else {
+        match gzip {
+            Some(z) => Response::new(Body::from(z.clone())),
+            None => Response::new(Body::from(asset.bytes)),
+        }
+    };
+    let ok = resp.status() == StatusCode::OK;
     let headers = resp.headers_mut();
-    if let Ok(v) = HeaderValue::from_str(mime.as_ref()) {
-        headers.insert(header::CONTENT_TYPE, v);
+    headers.insert(header::CONTENT_TYPE, asset.mime.clone());
+    if let Ok(v) = HeaderValue::from_str(&asset.etag) {
+        headers.insert(header::ETAG, v);
     }
-    // Files change with the binary: let browsers check each time.
+    if gzip.is_some() && ok {
+        headers.insert(header::CONTENT_ENCODING, HeaderValue::from_static("gzip"));
+    }
+    if asset.gzip.is_some() {
+        headers.insert(header::VARY, HeaderValue::from_static("accept-encoding"));
+    }
+    // Files change with the binary: browsers revalidate each time, which
+    // costs a 304 and no body when nothing changed.
     headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
     headers.insert(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
     resp
@@ -61,12 +142,60 @@ mod tests {
         assert!(files.contains(&"index.html"));
         assert!(files.iter().any(|f| f.ends_with(".js")));
         assert!(files.iter().any(|f| f.ends_with(".css")));
-        let resp = file("index.html");
+        let none = HeaderMap::new();
+        let resp = file("index.html", &none);
         assert_eq!(resp.status(), StatusCode::OK);
         assert_eq!(resp.headers()[header::CONTENT_TYPE], "text/html");
         let css = files.iter().find(|f| f.ends_with(".css")).unwrap();
-        assert_eq!(file(css).headers()[header::CONTENT_TYPE], "text/css");
-        assert_eq!(file("missing.txt").status(), StatusCode::NOT_FOUND);
-        assert_eq!(file("../Cargo.toml").status(), StatusCode::NOT_FOUND);
+        assert_eq!(file(css, &none).headers()[header::CONTENT_TYPE], "text/css");
+        assert_eq!(file("missing.txt", &none).status(), StatusCode::NOT_FOUND);
+        assert_eq!(file("../Cargo.toml", &none).status(), StatusCode::NOT_FOUND);
+    }
+
+    fn with(pairs: &[(header::HeaderName, &str)]) -> HeaderMap {
+        let mut h = HeaderMap::new();
+        for (k, v) in pairs {
+            h.append(k.clone(), HeaderValue::from_str(v).unwrap());
+        }
+        h
+    }
+
+    async fn body(resp: Response) -> Vec<u8> {
+        axum::body::to_bytes(resp.into_body(), usize::MAX).await.unwrap().to_vec()
+    }
+
+    #[tokio::test]
+    async fn files_are_gzipped_for_browsers_that_take_it_and_unchanged_otherwise() {
+        let js = files().into_iter().find(|f| f.ends_with(".js")).unwrap();
+        let raw = WEB.get_file(js).unwrap().contents();
+        let plain = file(js, &HeaderMap::new());
+        assert!(plain.headers().get(header::CONTENT_ENCODING).is_none());
+        assert_eq!(body(plain).await, raw);
+        let zipped = file(js, &with(&[(header::ACCEPT_ENCODING, "gzip, deflate, br")]));
+        assert_eq!(zipped.headers()[header::CONTENT_ENCODING], "gzip");
+        assert_eq!(zipped.headers()[header::VARY], "accept-encoding");
+        let z = body(zipped).await;
+        assert!(z.len() < raw.len(), "{} >= {}", z.len(), raw.len());
+        let mut unzipped = Vec::new();
+        std::io::Read::read_to_end(&mut flate2::read::GzDecoder::new(&z[..]), &mut unzipped).unwrap();
+        assert_eq!(unzipped, raw);
+        // gzip refused with q=0: plain.
+        let refused = file(js, &with(&[(header::ACCEPT_ENCODING, "gzip;q=0, br")]));
+        assert!(refused.headers().get(header::CONTENT_ENCODING).is_none());
+    }
+
+    #[tokio::test]
+    async fn a_browser_that_has_the_file_gets_304_without_a_body() {
+        let first = file("index.html", &HeaderMap::new());
+        let etag = first.headers()[header::ETAG].to_str().unwrap().to_owned();
+        assert!(etag.starts_with('"') && etag.len() > 10);
+        let again = file("index.html", &with(&[(header::IF_NONE_MATCH, &etag)]));
+        assert_eq!(again.status(), StatusCode::NOT_MODIFIED);
+        assert_eq!(again.headers()[header::ETAG], etag.as_str());
+        assert!(body(again).await.is_empty());
+        // Another file's tag does not match.
+        let css = files().into_iter().find(|f| f.ends_with(".css")).unwrap();
+        assert_eq!(file(css, &with(&[(header::IF_NONE_MATCH, &etag)])).status(), StatusCode::OK);
+        assert_eq!(file(css, &with(&[(header::IF_NONE_MATCH, "*")])).status(), StatusCode::NOT_MODIFIED);
     }
 }
