@@ -14,6 +14,7 @@ import path from 'node:path';
 import { after, before, describe } from 'node:test';
 import { ARTIFACTS, launchBrowser, startStack } from './lib/harness.mjs';
 import { assetTests } from './tests/assets.test.mjs';
+import { lobbyTests } from './tests/lobby.test.mjs';
 import { playTests } from './tests/play.test.mjs';
 import { PRESENCE_ENV, presenceTests } from './tests/presence.test.mjs';
 import { restartTests } from './tests/restart.test.mjs';
@@ -32,7 +33,7 @@ for (const sig of ['SIGINT', 'SIGTERM']) {
   });
 }
 
-describe('Spades web client in Chromium', { timeout: 220_000 }, () => {
+describe('Spades web client in Chromium', { timeout: 300_000 }, () => {
   before(async () => {
     [suite.stack, suite.fastStack, suite.browser] = await Promise.all([
       startStack(),
@@ -47,6 +48,7 @@ describe('Spades web client in Chromium', { timeout: 220_000 }, () => {
   });
 
   assetTests(suite);
+  lobbyTests(suite);
   playTests(suite);
   presenceTests(suite);
   restartTests(suite);

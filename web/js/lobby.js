@@ -101,6 +101,24 @@ export function mountLobby(root, go) {
     }
   });
 
+  // Play now: a table with the default options, the player and three bots.
+  const quickError = h('p', { class: 'field-error', role: 'alert' });
+  const quickBtn = h('button', { type: 'button', class: 'btn btn-primary', id: 'play-now' }, 'Play now against bots');
+  quickBtn.addEventListener('click', async () => {
+    const name = takeName(nameInput, nameError);
+    if (!name) return;
+    quickBtn.disabled = true;
+    quickError.textContent = '';
+    try {
+      const created = await createTable(`${name}'s table`, {});
+      store.setOwner(created.table, created.owner_token);
+      go(created.table, { join: { name, seat: null, quick: true } });
+    } catch (err) {
+      quickError.textContent = `Could not create the table: ${err.message}`;
+      quickBtn.disabled = false;
+    }
+  });
+
   const list = h('ul', { class: 'table-list', id: 'table-list', 'aria-live': 'polite', 'aria-busy': 'true' });
   const listNote = h('p', { class: 'muted list-note' }, 'Loading tables…');
   const refreshBtn = h('button', { type: 'button', class: 'btn btn-plain btn-small', onclick: () => refresh() }, 'Refresh');
@@ -188,15 +206,20 @@ export function mountLobby(root, go) {
     h('div', { class: 'lobby' },
       h('section', { class: 'panel name-panel', 'aria-labelledby': 'name-h' },
         h('h2', { id: 'name-h', class: 'sr-only' }, 'You'),
-        h('div', { class: 'field field-inline' }, h('label', { for: 'player-name' }, 'Your name'), nameInput),
-        nameError),
+        h('div', { class: 'name-row' },
+          h('div', { class: 'field field-inline' }, h('label', { for: 'player-name' }, 'Your name'), nameInput),
+          h('div', { class: 'quick-play' }, quickBtn,
+            h('small', { class: 'hint' }, 'First to 500, nil ±100, normal tempo: you and three bots.'))),
+        nameError, quickError),
       h('div', { class: 'lobby-grid' },
         h('section', { class: 'panel tables-panel', 'aria-labelledby': 'tables-h' },
           h('div', { class: 'panel-head' }, h('h2', { id: 'tables-h' }, 'Tables'), refreshBtn),
           listNote, list),
         h('section', { class: 'panel create-panel', 'aria-labelledby': 'create-h' },
-          h('h2', { id: 'create-h' }, 'New table'),
-          form),
+          // The full options fold away: most players want the defaults.
+          h('details', { class: 'create-details', id: 'create-details' },
+            h('summary', {}, h('h2', { id: 'create-h' }, 'New table with your own rules')),
+            form)),
       ),
     ),
   );

@@ -44,7 +44,8 @@ function withWinner(trick) {
 
 /**
  * Mounts the table `tableId` in `root`. `intent` is `{join: {name, seat}}`
- * (take a seat), `{watch: true}` or null (resume a stored seat, else watch).
+ * (take a seat; with `quick: true` the owner also fills the other seats with
+ * bots and starts), `{watch: true}` or null (resume a stored seat, else watch).
  */
 export function mountTable(root, tableId, intent, { setTitle }) {
   const st = {
@@ -145,8 +146,10 @@ export function mountTable(root, tableId, intent, { setTitle }) {
     onAttached(reply) {
       if (reply.type === 'joined') {
         store.setSeat(tableId, reply.token, reply.seat);
+        const quick = st.joinIntent?.quick;
         st.joinIntent = null;
         announce(`You sit at ${SEAT_NAME[reply.seat]}.`);
+        if (quick) quickStart();
       }
       st.notice = null;
       render();
@@ -456,6 +459,19 @@ export function mountTable(root, tableId, intent, { setTitle }) {
     const owner = store.owner(tableId);
     if (!owner) return;
     conn.request({ type, owner_token: owner }).then(() => clearRefusal(), (err) => showRefusal(err.message));
+  }
+
+  /** Play now: bots in every other seat, then the match starts. */
+  async function quickStart() {
+    const owner = store.owner(tableId);
+    if (!owner) return;
+    try {
+      await conn.request({ type: 'add_bots', owner_token: owner });
+      await conn.request({ type: 'start', owner_token: owner });
+      clearRefusal();
+    } catch (err) {
+      showRefusal(err.message);
+    }
   }
 
   function takeOver() {

@@ -147,8 +147,10 @@ export function tableIdOf(page) {
 /** Creates a table from the lobby form and waits for the table screen. */
 export async function createFromLobby(page, { player = 'Ann', table = 'Test table', options = {} } = {}) {
   await page.goto('/');
-  await page.waitForSelector('#create-form');
+  await page.waitForSelector('#create-form', { state: 'attached' });
   await page.fill('#player-name', player);
+  // The full options are folded away under "New table with your own rules".
+  if (!(await page.$eval('#create-details', (d) => d.open))) await page.click('#create-details > summary');
   await page.fill('#opt-name', table);
   const selects = {
     match_end: '#opt-match-end', nil: '#opt-nil', bag_penalty: '#opt-bag-penalty', failed_nil: '#opt-failed-nil',
