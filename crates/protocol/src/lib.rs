@@ -372,11 +372,15 @@ pub enum ErrorCode {
     MustFollowSuit,
     /// Engine: spades are not broken yet.
     SpadesNotBroken,
+    /// REST: no such path under `/api/v1` (404).
+    NotFound,
+    /// REST: the path exists but not with this method (405, with `Allow`).
+    MethodNotAllowed,
 }
 
 impl ErrorCode {
     /// Every code, in declaration order.
-    pub const ALL: [ErrorCode; 31] = [
+    pub const ALL: [ErrorCode; 33] = [
         ErrorCode::BadMessage,
         ErrorCode::FrameTooLarge,
         ErrorCode::RateLimited,
@@ -408,6 +412,8 @@ impl ErrorCode {
         ErrorCode::CardNotInHand,
         ErrorCode::MustFollowSuit,
         ErrorCode::SpadesNotBroken,
+        ErrorCode::NotFound,
+        ErrorCode::MethodNotAllowed,
     ];
 
     /// The code as it appears on the wire, e.g. `"must_follow_suit"`.
@@ -444,6 +450,8 @@ impl ErrorCode {
             ErrorCode::CardNotInHand => "card_not_in_hand",
             ErrorCode::MustFollowSuit => "must_follow_suit",
             ErrorCode::SpadesNotBroken => "spades_not_broken",
+            ErrorCode::NotFound => "not_found",
+            ErrorCode::MethodNotAllowed => "method_not_allowed",
         }
     }
 
@@ -549,8 +557,10 @@ impl ServerMessage {
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CreateTable {
-    /// A name shown in the lobby (default "Table"), up to 40 characters.
+    /// A name shown in the lobby (default "Table"), 1 to 40 characters
+    /// after trimming, without control or invisible characters.
     #[serde(default)]
+    #[schema(min_length = 1, max_length = 40)]
     pub name: Option<String>,
     /// The table's options (defaults per SPEC §3).
     #[serde(default)]
