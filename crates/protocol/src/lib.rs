@@ -560,7 +560,6 @@ pub struct CreateTable {
     /// A name shown in the lobby (default "Table"), 1 to 40 characters
     /// after trimming, without control or invisible characters.
     #[serde(default)]
-    #[schema(min_length = 1, max_length = 40)]
     pub name: Option<String>,
     /// The table's options (defaults per SPEC §3).
     #[serde(default)]

@@ -47,6 +47,18 @@ pub fn document() -> utoipa::openapi::OpenApi {
     serde_json::from_value(value).unwrap_or(doc)
 }
 
+/// What [`rest::clean_name`] accepts as a table name, as a regular
+/// expression: white space at either end (trimmed), then 1 to 40
+/// characters, none of them control characters or [`rest::is_spoofing`],
+/// the first and last not white space.
+const TABLE_NAME_PATTERN: &str = concat!(
+    r"^[\t\n\x0b\x0c\r \x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]*",
+    r"(?:[^\x00-\x20\x7f-\xa0\u061c\u1680\u2000-\u200f\u2028-\u202f\u205f\u2060\u2066-\u2069\u3000\ufeff]",
+    r"(?:[^\x00-\x1f\x7f-\x9f\u061c\u200b-\u200f\u2028-\u202e\u2060\u2066-\u2069\ufeff]{0,38}",
+    r"[^\x00-\x20\x7f-\xa0\u061c\u1680\u2000-\u200f\u2028-\u202f\u205f\u2060\u2066-\u2069\u3000\ufeff])?)",
+    r"[\t\n\x0b\x0c\r \x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]*$",
+);
+
 /// Adds to the derived document what the server enforces but the derive
 /// cannot say: `match_end` takes only the listed targets and hand counts
 /// (and exactly one of the two), the body of `POST /api/v1/tables` may be
@@ -66,6 +78,9 @@ fn describe_limits(doc: &mut Value) {
             }
             end["additionalProperties"] = json!(false);
         }
+    }
+    if let Some(name) = doc.pointer_mut("/components/schemas/CreateTable/properties/name") {
+        name["pattern"] = json!(TABLE_NAME_PATTERN);
     }
     if let Some(body) = doc.pointer_mut("/paths/~1api~1v1~1tables/post/requestBody") {
         body["required"] = json!(false);
@@ -167,7 +182,7 @@ mod tests {
         assert!(choices.contains(&&json!([5, 9, 11])), "{choices:?}");
         assert_eq!(doc.pointer("/paths/~1api~1v1~1tables/post/requestBody/required"), Some(&json!(false)));
         let name = doc.pointer("/components/schemas/CreateTable/properties/name").unwrap();
-        assert_eq!((&name["minLength"], &name["maxLength"]), (&json!(1), &json!(40)));
+        assert_eq!(name["pattern"], json!(TABLE_NAME_PATTERN));
         let limit = |path: &str| {
             let params = doc.pointer(&format!("/paths/{path}/get/parameters")).unwrap().as_array().unwrap();
             let limit = params.iter().find(|p| p["name"] == "limit").unwrap();

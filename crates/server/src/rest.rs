@@ -167,8 +167,17 @@ async fn create_table(
     let req: CreateTable = if empty {
         CreateTable::default()
     } else {
-        let de = &mut serde_json::Deserializer::from_slice(&body);
-        serde_path_to_error::deserialize(de).map_err(|e| {
+        let value: serde_json::Value = serde_json::from_slice(&body)
+            .map_err(|_| AppError::new(ErrorCode::InvalidOptions, "invalid table: the body is not JSON"))?;
+        // serde would read a struct from an array too (`[]`, `{"options": []}`):
+        // no part of a table is an array.
+        if !value.is_object() || has_array(&value) {
+            return Err(AppError::new(
+                ErrorCode::InvalidOptions,
+                "a table is described by a JSON object such as {\"name\": \"Friday\"}, without arrays",
+            ));
+        }
+        serde_path_to_error::deserialize(&value).map_err(|e| {
             let at = e.path().to_string();
             let at = if at == "." { String::new() } else { format!(" at {at}") };
             AppError::new(ErrorCode::InvalidOptions, format!("invalid table{at}: {}", e.inner()))
@@ -186,6 +195,15 @@ async fn create_table(
     };
     let (table, owner_token) = state.create_table(name, req.options).await?;
     Ok((StatusCode::CREATED, Json(CreatedTable { table, owner_token })))
+}
+
+/// True when `value` holds an array anywhere.
+fn has_array(value: &serde_json::Value) -> bool {
+    match value {
+        serde_json::Value::Array(_) => true,
+        serde_json::Value::Object(fields) => fields.values().any(has_array),
+        _ => false,
+    }
 }
 
 /// True when the request's `Content-Type` is `application/json` (any

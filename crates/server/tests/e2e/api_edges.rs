@@ -100,6 +100,15 @@ async fn bodies_too_large_or_not_json_are_json_413_and_415() {
         assert_eq!((status, code), (415, ErrorCode::BadMessage), "{ct:?}");
         assert!(message.contains("application/json"), "{message}");
     }
+    // A table is an object: serde alone would read a struct from an array.
+    for body in
+        ["[]", r#"["T", {}]"#, "null", "7", r#""T""#, r#"{"options": []}"#, r#"{"options": {"rules": []}}"#]
+    {
+        let resp = server.http.post(&url).header("content-type", "application/json").body(body).send().await;
+        let (status, code, message) = api_error(resp.unwrap()).await;
+        assert_eq!((status, code), (400, ErrorCode::InvalidOptions), "{body}");
+        assert!(message.contains("JSON object"), "{body}: {message}");
+    }
     server.stop().await;
 }
 
