@@ -79,7 +79,7 @@ timeout --signal=INT "$time_limit" \
     --checks all \
     --exclude-checks ignored_auth,use_after_free,ensure_resource_availability,object_level_authorization \
     --max-examples "$examples" \
-    --seed 14 \
+    --seed "${SCHEMATHESIS_SEED:-14}" \
     --workers 2 \
     --request-timeout 10 \
     --suppress-health-check all \
