@@ -180,7 +180,10 @@ async fn create_table(
         serde_path_to_error::deserialize(&value).map_err(|e| {
             let at = e.path().to_string();
             let at = if at == "." { String::new() } else { format!(" at {at}") };
-            AppError::new(ErrorCode::InvalidOptions, format!("invalid table{at}: {}", e.inner()))
+            AppError::new(
+                ErrorCode::InvalidOptions,
+                format!("invalid table{at}: {}", plain_serde(&e.inner().to_string())),
+            )
         })?
     };
     req.options.rules.check().map_err(|e| AppError::new(ErrorCode::InvalidOptions, e.to_string()))?;
@@ -195,6 +198,34 @@ async fn create_table(
     };
     let (table, owner_token) = state.create_table(name, req.options).await?;
     Ok((StatusCode::CREATED, Json(CreatedTable { table, owner_token })))
+}
+
+/// A serde error in plain words: no Rust type names, no "invalid type"
+/// phrasing, quotes instead of backticks.
+fn plain_serde(message: &str) -> String {
+    let quoted = message.replace('`', "\"");
+    if let Some(rest) = quoted.strip_prefix("unknown variant ") {
+        let rest = rest
+            .replace(", expected one of ", ": it must be one of ")
+            .replace(", expected ", ": it must be ");
+        return format!("unknown value {rest}");
+    }
+    if let Some(rest) = quoted.strip_prefix("unknown field ") {
+        let rest = rest
+            .replace(", expected one of ", ": the fields are ")
+            .replace(", expected ", ": the fields are ");
+        return format!("unknown field {rest}");
+    }
+    if let Some(field) = quoted.strip_prefix("missing field ") {
+        return format!("{field} is missing");
+    }
+    if let Some(rest) =
+        quoted.strip_prefix("invalid type: ").or_else(|| quoted.strip_prefix("invalid value: "))
+    {
+        let got = rest.split(", expected").next().unwrap_or(rest);
+        return format!("a value of the wrong kind ({got})");
+    }
+    quoted
 }
 
 /// True when `value` holds an array anywhere.
@@ -532,6 +563,30 @@ mod tests {
         let e = MatchQuery::parse(pairs(&[("limit", "201")])).unwrap_err();
         assert_eq!(e.message, "limit must be a whole number from 1 to 200");
         assert!(MatchQuery::parse(pairs(&[("phase", "lobby")])).is_err());
+    }
+
+    #[test]
+    fn serde_errors_become_plain_words() {
+        let cases = [
+            (
+                "unknown variant `glacial`, expected one of `relaxed`, `normal`, `fast`",
+                "unknown value \"glacial\": it must be one of \"relaxed\", \"normal\", \"fast\"",
+            ),
+            (
+                "unknown field `speed`, expected `rules` or `tempo`",
+                "unknown field \"speed\": the fields are \"rules\" or \"tempo\"",
+            ),
+            ("missing field `target`", "\"target\" is missing"),
+            ("invalid type: integer `75`, expected a string", "a value of the wrong kind (integer \"75\")"),
+            ("invalid value: integer `-1`, expected u16", "a value of the wrong kind (integer \"-1\")"),
+        ];
+        for (serde, plain) in cases {
+            assert_eq!(plain_serde(serde), plain);
+        }
+        for (serde, _) in cases {
+            let p = plain_serde(serde);
+            assert!(!p.contains("u16") && !p.contains("invalid") && !p.contains('`'), "{p}");
+        }
     }
 
     #[test]
