@@ -72,7 +72,8 @@ TOML
 say "running against http://127.0.0.1:$port ($examples examples per operation, at most ${time_limit} s)"
 start=$(date +%s)
 status=0
-timeout --signal=INT "$time_limit" \
+# From target/schemathesis, where Schemathesis keeps its cache.
+(cd "$out" && timeout --signal=INT "$time_limit" \
   "$venv/bin/schemathesis" --config-file "$out/schemathesis.toml" run "http://127.0.0.1:$port/api/v1/openapi.json" \
     --url "http://127.0.0.1:$port" \
     --phases examples,coverage,fuzzing \
@@ -84,7 +85,7 @@ timeout --signal=INT "$time_limit" \
     --request-timeout 10 \
     --suppress-health-check all \
     --no-color \
-    --report junit --report-dir "$out" || status=$?
+    --report junit --report-dir "$out") || status=$?
 say "finished in $(( $(date +%s) - start )) s with status $status (report: $out)"
 if grep -q "panicked" "$out/server.log"; then
   say "the server panicked:"; grep -A5 panicked "$out/server.log" >&2; exit 1
