@@ -325,7 +325,8 @@ pub enum ErrorCode {
     TableFull,
     /// The seat asked for is taken.
     SeatTaken,
-    /// The display name is empty, too long or has control characters.
+    /// The display name is empty, too long, or has control characters or
+    /// invisible ones that could make it pass for another.
     InvalidName,
     /// The seat or owner token is wrong or missing.
     InvalidToken,
