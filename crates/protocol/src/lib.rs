@@ -325,7 +325,8 @@ pub enum ErrorCode {
     TableFull,
     /// The seat asked for is taken.
     SeatTaken,
-    /// The display name is empty, too long or has control characters.
+    /// The display name is empty, too long, or has control characters or
+    /// invisible ones that could make it pass for another.
     InvalidName,
     /// The seat or owner token is wrong or missing.
     InvalidToken,
@@ -372,11 +373,15 @@ pub enum ErrorCode {
     MustFollowSuit,
     /// Engine: spades are not broken yet.
     SpadesNotBroken,
+    /// REST: no such path under `/api/v1` (404).
+    NotFound,
+    /// REST: the path exists but not with this method (405, with `Allow`).
+    MethodNotAllowed,
 }
 
 impl ErrorCode {
     /// Every code, in declaration order.
-    pub const ALL: [ErrorCode; 31] = [
+    pub const ALL: [ErrorCode; 33] = [
         ErrorCode::BadMessage,
         ErrorCode::FrameTooLarge,
         ErrorCode::RateLimited,
@@ -408,6 +413,8 @@ impl ErrorCode {
         ErrorCode::CardNotInHand,
         ErrorCode::MustFollowSuit,
         ErrorCode::SpadesNotBroken,
+        ErrorCode::NotFound,
+        ErrorCode::MethodNotAllowed,
     ];
 
     /// The code as it appears on the wire, e.g. `"must_follow_suit"`.
@@ -444,6 +451,8 @@ impl ErrorCode {
             ErrorCode::CardNotInHand => "card_not_in_hand",
             ErrorCode::MustFollowSuit => "must_follow_suit",
             ErrorCode::SpadesNotBroken => "spades_not_broken",
+            ErrorCode::NotFound => "not_found",
+            ErrorCode::MethodNotAllowed => "method_not_allowed",
         }
     }
 
@@ -549,7 +558,8 @@ impl ServerMessage {
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CreateTable {
-    /// A name shown in the lobby (default "Table"), up to 40 characters.
+    /// A name shown in the lobby (default "Table"), 1 to 40 characters
+    /// after trimming, without control or invisible characters.
     #[serde(default)]
     pub name: Option<String>,
     /// The table's options (defaults per SPEC §3).

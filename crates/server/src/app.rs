@@ -366,9 +366,15 @@ pub fn router(state: AppState) -> Router {
         let id = req.headers().get("x-request-id").and_then(|v| v.to_str().ok()).unwrap_or("");
         tracing::info_span!("request", request_id = %id, method = %req.method(), path = %req.uri().path())
     });
+    // The whole API router sits inside both middlewares, so the limits
+    // and the JSON error bodies cover unknown paths and methods too.
+    let api = ServiceBuilder::new()
+        .layer(middleware::from_fn(rest::json_errors))
+        .layer(middleware::from_fn_with_state(Arc::clone(&state), rest_guard))
+        .service(rest::routes().with_state(Arc::clone(&state)));
     Router::new()
         .route("/ws", get(ws::upgrade))
-        .nest("/api/v1", rest::routes().layer(middleware::from_fn_with_state(Arc::clone(&state), rest_guard)))
+        .nest_service("/api/v1", api)
         .route("/healthz", get(rest::healthz))
         .route("/readyz", get(rest::readyz))
         .route("/metrics", get(rest::metrics))

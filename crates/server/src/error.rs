@@ -59,7 +59,8 @@ impl AppError {
             return status;
         }
         match self.code {
-            ErrorCode::TableNotFound => StatusCode::NOT_FOUND,
+            ErrorCode::TableNotFound | ErrorCode::NotFound => StatusCode::NOT_FOUND,
+            ErrorCode::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
             ErrorCode::RateLimited => StatusCode::TOO_MANY_REQUESTS,
             ErrorCode::Capacity
             | ErrorCode::ShuttingDown
@@ -101,5 +102,10 @@ mod tests {
         assert_eq!(e.status(), StatusCode::UNSUPPORTED_MEDIA_TYPE);
         assert!(e.into_response().headers().get(header::RETRY_AFTER).is_none());
         assert_eq!(AppError::new(ErrorCode::Capacity, "full").status(), StatusCode::SERVICE_UNAVAILABLE);
+        assert_eq!(AppError::new(ErrorCode::NotFound, "no such path").status(), StatusCode::NOT_FOUND);
+        assert_eq!(
+            AppError::new(ErrorCode::MethodNotAllowed, "GET only").status(),
+            StatusCode::METHOD_NOT_ALLOWED
+        );
     }
 }

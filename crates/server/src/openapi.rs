@@ -37,11 +37,84 @@ use crate::rest;
 )]
 struct ApiDoc;
 
-/// The OpenAPI document.
+/// The OpenAPI document: what utoipa derives from the handlers, plus what
+/// the derive cannot say (see [`describe_limits`]).
 pub fn document() -> utoipa::openapi::OpenApi {
     let mut doc = ApiDoc::openapi();
     doc.info.version = env!("CARGO_PKG_VERSION").to_owned();
-    doc
+    let Ok(mut value) = serde_json::to_value(&doc) else { return doc };
+    describe_limits(&mut value);
+    serde_json::from_value(value).unwrap_or(doc)
+}
+
+/// What [`rest::clean_name`] accepts as a table name, as a regular
+/// expression: white space at either end (trimmed), then 1 to 40
+/// characters, none of them control characters or [`rest::is_spoofing`],
+/// the first and last not white space.
+const TABLE_NAME_PATTERN: &str = concat!(
+    r"^[\t\n\x0b\x0c\r \x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]*",
+    r"(?:[^\x00-\x20\x7f-\xa0\u061c\u1680\u2000-\u200f\u2028-\u202f\u205f\u2060\u2066-\u2069\u3000\ufeff]",
+    r"(?:[^\x00-\x1f\x7f-\x9f\u061c\u200b-\u200f\u2028-\u202e\u2060\u2066-\u2069\ufeff]{0,38}",
+    r"[^\x00-\x20\x7f-\xa0\u061c\u1680\u2000-\u200f\u2028-\u202f\u205f\u2060\u2066-\u2069\u3000\ufeff])?)",
+    r"[\t\n\x0b\x0c\r \x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]*$",
+);
+
+/// Adds to the derived document what the server enforces but the derive
+/// cannot say: `match_end` takes only the listed targets and hand counts
+/// (and exactly one of the two), the body of `POST /api/v1/tables` may be
+/// left out, and every `/api/v1` operation may be answered 429 and 503.
+fn describe_limits(doc: &mut Value) {
+    let targets: Vec<Value> = spades_engine::TARGET_CHOICES.iter().map(|t| json!(t)).collect();
+    let hands: Vec<Value> = spades_engine::HANDS_CHOICES.iter().map(|h| json!(h)).collect();
+    if let Some(ends) = doc.pointer_mut("/components/schemas/MatchEnd/oneOf").and_then(Value::as_array_mut) {
+        for end in ends {
+            let choices = if end.pointer("/properties/target").is_some() {
+                ("target", targets.clone())
+            } else {
+                ("hands", hands.clone())
+            };
+            if let Some(field) = end.pointer_mut(&format!("/properties/{}", choices.0)) {
+                field["enum"] = Value::Array(choices.1);
+            }
+            end["additionalProperties"] = json!(false);
+        }
+    }
+    if let Some(name) = doc.pointer_mut("/components/schemas/CreateTable/properties/name") {
+        name["pattern"] = json!(TABLE_NAME_PATTERN);
+    }
+    if let Some(body) = doc.pointer_mut("/paths/~1api~1v1~1tables/post/requestBody") {
+        body["required"] = json!(false);
+        body["description"] = json!(
+            "Name and options, every field optional; an empty body (no Content-Type needed) makes a table with every default"
+        );
+    }
+    let error = json!({"application/json": {"schema": {"$ref": "#/components/schemas/ApiError"}}});
+    let shared = [
+        ("429", "Too many requests from this address (`rate_limited`; see `Retry-After`)"),
+        (
+            "503",
+            "Too many requests at once (`capacity`, `Retry-After: 1`), the request took too long (`internal`) \
+             or the event log does not answer (`storage_unavailable`)",
+        ),
+    ];
+    if let Some(paths) = doc.get_mut("paths").and_then(Value::as_object_mut) {
+        for (path, item) in paths.iter_mut() {
+            if !path.starts_with("/api/v1/") {
+                continue;
+            }
+            let Some(item) = item.as_object_mut() else { continue };
+            for op in item.values_mut() {
+                let Some(responses) = op.get_mut("responses").and_then(Value::as_object_mut) else {
+                    continue;
+                };
+                for (status, description) in shared {
+                    responses
+                        .entry(status)
+                        .or_insert_with(|| json!({"description": description, "content": error.clone()}));
+                }
+            }
+        }
+    }
 }
 
 /// A JSON Schema (2020-12) of the WebSocket messages: `client_message` is
@@ -92,6 +165,46 @@ mod tests {
                 "docs/{file} is stale: run UPDATE_DOCS=1 cargo test -p spades-server openapi"
             );
         }
+    }
+
+    #[test]
+    fn the_document_says_what_the_server_enforces() {
+        let doc = serde_json::to_value(document()).unwrap();
+        let ends = doc.pointer("/components/schemas/MatchEnd/oneOf").unwrap().as_array().unwrap();
+        let choices: Vec<&Value> = ends
+            .iter()
+            .map(|e| {
+                assert_eq!(e["additionalProperties"], json!(false));
+                e.pointer("/properties/target/enum").or_else(|| e.pointer("/properties/hands/enum")).unwrap()
+            })
+            .collect();
+        assert!(choices.contains(&&json!([200, 250, 300, 500])), "{choices:?}");
+        assert!(choices.contains(&&json!([5, 9, 11])), "{choices:?}");
+        assert_eq!(doc.pointer("/paths/~1api~1v1~1tables/post/requestBody/required"), Some(&json!(false)));
+        let name = doc.pointer("/components/schemas/CreateTable/properties/name").unwrap();
+        assert_eq!(name["pattern"], json!(TABLE_NAME_PATTERN));
+        let limit = |path: &str| {
+            let params = doc.pointer(&format!("/paths/{path}/get/parameters")).unwrap().as_array().unwrap();
+            let limit = params.iter().find(|p| p["name"] == "limit").unwrap();
+            (limit["schema"]["minimum"].clone(), limit["schema"]["maximum"].clone())
+        };
+        assert_eq!(limit("~1api~1v1~1tables"), (json!(1), json!(1000)));
+        assert_eq!(limit("~1api~1v1~1matches"), (json!(1), json!(200)));
+        for (path, item) in doc["paths"].as_object().unwrap() {
+            if !path.starts_with("/api/v1/") {
+                continue;
+            }
+            for (method, op) in item.as_object().unwrap() {
+                for status in ["429", "503"] {
+                    assert!(op["responses"][status].is_object(), "{method} {path} lacks {status}");
+                }
+            }
+        }
+        for status in ["400", "403", "413", "415"] {
+            assert!(doc["paths"]["/api/v1/tables"]["post"]["responses"][status].is_object(), "{status}");
+        }
+        assert!(doc["paths"]["/api/v1/tables"]["get"]["responses"]["400"].is_object());
+        assert!(doc["paths"]["/api/v1/matches"]["get"]["responses"]["400"].is_object());
     }
 
     #[test]

@@ -4,12 +4,12 @@ use std::net::SocketAddr;
 
 use axum::body::Bytes;
 use axum::extract::rejection::BytesRejection;
-use axum::extract::{ConnectInfo, DefaultBodyLimit, Path, Query, State};
+use axum::extract::{ConnectInfo, DefaultBodyLimit, Path, Query, Request, State};
 use axum::http::{HeaderMap, StatusCode, header};
+use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::{Json, Router};
-use serde::Deserialize;
 use spades_protocol::{
     ApiError, CreateTable, CreatedTable, ErrorCode, MatchRecord, MatchSummary, TablePhase, TableStatus,
     TableSummary,
@@ -22,7 +22,10 @@ use crate::error::AppError;
 /// The largest request body read, in bytes (larger ones are answered 413).
 pub const MAX_BODY_BYTES: usize = 16 * 1024;
 
-/// The `/api/v1` routes.
+/// The `/api/v1` routes. Served wrapped in [`json_errors`], so that every
+/// error they answer, including those axum makes itself (an unknown path, a
+/// method the path does not take, an unreadable body), is a JSON
+/// [`ApiError`].
 pub fn routes() -> Router<AppState> {
     Router::new()
         .route("/tables", get(list_tables).post(create_table))
@@ -30,22 +33,92 @@ pub fn routes() -> Router<AppState> {
         .route("/matches", get(list_matches))
         .route("/matches/{id}", get(match_record))
         .route("/openapi.json", get(openapi_json))
+        .fallback(unknown_path)
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
+}
+
+/// Any path under `/api/v1` that is not one of [`routes`].
+async fn unknown_path() -> AppError {
+    AppError::new(ErrorCode::NotFound, "no such path: the API is described at /api/v1/openapi.json")
+}
+
+/// Turns an error response that is not JSON (axum's own 405, 413, 415,
+/// 400…) into the documented `{"code","message"}` body, keeping its status
+/// and its `Allow` and `Retry-After` headers. It must wrap the whole
+/// `/api/v1` router (not be a layer of its routes), so that it sees the
+/// fallback's 404 and the `Allow` header of a 405.
+pub async fn json_errors(req: Request, next: Next) -> Response {
+    let method = req.method().clone();
+    let response = next.run(req).await;
+    let status = response.status();
+    if !(status.is_client_error() || status.is_server_error()) || is_json(response.headers()) {
+        return response;
+    }
+    let (code, message) = match status {
+        StatusCode::NOT_FOUND => {
+            (ErrorCode::NotFound, "no such path: the API is described at /api/v1/openapi.json".to_owned())
+        }
+        StatusCode::METHOD_NOT_ALLOWED => {
+            let allow = response.headers().get(header::ALLOW).and_then(|v| v.to_str().ok()).unwrap_or("");
+            let method: String = method.as_str().chars().take(16).collect();
+            (ErrorCode::MethodNotAllowed, format!("this path does not take {method}; it takes {allow}"))
+        }
+        StatusCode::PAYLOAD_TOO_LARGE => {
+            (ErrorCode::BadMessage, format!("request bodies are limited to {MAX_BODY_BYTES} bytes"))
+        }
+        StatusCode::UNSUPPORTED_MEDIA_TYPE => {
+            (ErrorCode::BadMessage, "send the body as Content-Type: application/json".to_owned())
+        }
+        s if s.is_client_error() => (ErrorCode::BadMessage, "the request could not be read".to_owned()),
+        _ => (ErrorCode::Internal, "the request failed".to_owned()),
+    };
+    let mut out = AppError::new(code, message).with_status(status).into_response();
+    for name in [header::ALLOW, header::RETRY_AFTER] {
+        if let Some(value) = response.headers().get(&name) {
+            out.headers_mut().insert(name, value.clone());
+        }
+    }
+    out
 }
 
 async fn openapi_json() -> Response {
     match crate::openapi::document().to_json() {
         Ok(json) => ([(header::CONTENT_TYPE, "application/json")], json).into_response(),
-        Err(_) => (StatusCode::INTERNAL_SERVER_ERROR, "no OpenAPI document").into_response(),
+        Err(_) => AppError::internal("the OpenAPI document could not be made").into_response(),
     }
 }
 
 /// Checks a display name: trimmed, 1..=`max` characters, no control
-/// characters.
+/// characters and none of the invisible characters that could make a name
+/// pass for another ([`is_spoofing`]). Names with them are refused, not
+/// stripped, so what a player typed is what everybody sees.
 pub fn clean_name(raw: &str, max: usize) -> Option<String> {
     let name = raw.trim();
-    let ok = !name.is_empty() && name.chars().count() <= max && !name.chars().any(char::is_control);
+    let ok = !name.is_empty()
+        && name.chars().count() <= max
+        && !name.chars().any(|c| c.is_control() || is_spoofing(c));
     ok.then(|| name.to_owned())
+}
+
+/// Characters refused in names: bidirectional embeddings, overrides,
+/// isolates and marks (U+202A–U+202E, U+2066–U+2069, U+200E, U+200F,
+/// U+061C), which reorder the text around them, zero-width characters
+/// (U+200B–U+200D, U+2060, U+FEFF), which hide inside a name, and the line
+/// and paragraph separators (U+2028, U+2029).
+pub fn is_spoofing(c: char) -> bool {
+    matches!(
+        c,
+        '\u{202A}'..='\u{202E}'
+            | '\u{2066}'..='\u{2069}'
+            | '\u{200E}'
+            | '\u{200F}'
+            | '\u{061C}'
+            | '\u{200B}'..='\u{200D}'
+            | '\u{2060}'
+            | '\u{FEFF}'
+            | '\u{2028}'
+            | '\u{2029}'
+    )
 }
 
 /// Create a table.
@@ -94,11 +167,23 @@ async fn create_table(
     let req: CreateTable = if empty {
         CreateTable::default()
     } else {
-        let de = &mut serde_json::Deserializer::from_slice(&body);
-        serde_path_to_error::deserialize(de).map_err(|e| {
+        let value: serde_json::Value = serde_json::from_slice(&body)
+            .map_err(|_| AppError::new(ErrorCode::InvalidOptions, "invalid table: the body is not JSON"))?;
+        // serde would read a struct from an array too (`[]`, `{"options": []}`):
+        // no part of a table is an array.
+        if !value.is_object() || has_array(&value) {
+            return Err(AppError::new(
+                ErrorCode::InvalidOptions,
+                "a table is described by a JSON object such as {\"name\": \"Friday\"}, without arrays",
+            ));
+        }
+        serde_path_to_error::deserialize(&value).map_err(|e| {
             let at = e.path().to_string();
             let at = if at == "." { String::new() } else { format!(" at {at}") };
-            AppError::new(ErrorCode::InvalidOptions, format!("invalid table{at}: {}", e.inner()))
+            AppError::new(
+                ErrorCode::InvalidOptions,
+                format!("invalid table{at}: {}", plain_serde(&e.inner().to_string())),
+            )
         })?
     };
     req.options.rules.check().map_err(|e| AppError::new(ErrorCode::InvalidOptions, e.to_string()))?;
@@ -107,12 +192,49 @@ async fn create_table(
         Some(raw) => clean_name(raw, 40).ok_or_else(|| {
             AppError::new(
                 ErrorCode::InvalidName,
-                "the table name must be 1 to 40 characters, without control characters",
+                "the table name must be 1 to 40 characters, without control or invisible characters",
             )
         })?,
     };
     let (table, owner_token) = state.create_table(name, req.options).await?;
     Ok((StatusCode::CREATED, Json(CreatedTable { table, owner_token })))
+}
+
+/// A serde error in plain words: no Rust type names, no "invalid type"
+/// phrasing, quotes instead of backticks.
+fn plain_serde(message: &str) -> String {
+    let quoted = message.replace('`', "\"");
+    if let Some(rest) = quoted.strip_prefix("unknown variant ") {
+        let rest = rest
+            .replace(", expected one of ", ": it must be one of ")
+            .replace(", expected ", ": it must be ");
+        return format!("unknown value {rest}");
+    }
+    if let Some(rest) = quoted.strip_prefix("unknown field ") {
+        let rest = rest
+            .replace(", expected one of ", ": the fields are ")
+            .replace(", expected ", ": the fields are ");
+        return format!("unknown field {rest}");
+    }
+    if let Some(field) = quoted.strip_prefix("missing field ") {
+        return format!("{field} is missing");
+    }
+    if let Some(rest) =
+        quoted.strip_prefix("invalid type: ").or_else(|| quoted.strip_prefix("invalid value: "))
+    {
+        let got = rest.split(", expected").next().unwrap_or(rest);
+        return format!("a value of the wrong kind ({got})");
+    }
+    quoted
+}
+
+/// True when `value` holds an array anywhere.
+fn has_array(value: &serde_json::Value) -> bool {
+    match value {
+        serde_json::Value::Array(_) => true,
+        serde_json::Value::Object(fields) => fields.values().any(has_array),
+        _ => false,
+    }
 }
 
 /// True when the request's `Content-Type` is `application/json` (any
@@ -126,16 +248,80 @@ fn is_json(headers: &HeaderMap) -> bool {
 }
 
 /// Filters for the table list.
-#[derive(Debug, Default, Deserialize, utoipa::IntoParams)]
-#[serde(deny_unknown_fields)]
+#[derive(Debug, Default, PartialEq, Eq, utoipa::IntoParams)]
 #[into_params(parameter_in = Query)]
 struct ListQuery {
     /// Only tables in this phase.
     phase: Option<TablePhase>,
     /// Only tables with (true) or without (false) an empty seat.
     open: Option<bool>,
-    /// At most this many (default 100, newest first).
+    /// At most this many, newest first (1 to 1000, default 100).
+    #[param(minimum = 1, maximum = 1000)]
     limit: Option<usize>,
+}
+
+/// The most tables one list holds.
+const MAX_TABLES_LISTED: usize = 1000;
+
+/// The most matches one list holds.
+const MAX_MATCHES_LISTED: usize = 200;
+
+type RawQuery = Result<Query<Vec<(String, String)>>, axum::extract::rejection::QueryRejection>;
+
+fn bad_query(message: impl Into<String>) -> AppError {
+    AppError::new(ErrorCode::BadMessage, message)
+}
+
+/// The query's pairs, each of a `known` name and given once.
+fn query_pairs(query: RawQuery, known: &[&str]) -> Result<Vec<(String, String)>, AppError> {
+    let Query(pairs) =
+        query.map_err(|_| bad_query("the query string could not be read: it must be URL-encoded UTF-8"))?;
+    for (i, (name, _)) in pairs.iter().enumerate() {
+        let shown: String = name.chars().take(32).filter(|c| !c.is_control()).collect();
+        if !known.contains(&name.as_str()) {
+            return Err(bad_query(format!(
+                "unknown parameter \"{shown}\": the parameters are {}",
+                known.join(", ")
+            )));
+        }
+        if pairs[..i].iter().any(|(earlier, _)| earlier == name) {
+            return Err(bad_query(format!("the parameter \"{shown}\" is given twice")));
+        }
+    }
+    Ok(pairs)
+}
+
+/// A `limit` of 1..=`max`.
+fn limit_of(value: &str, max: usize) -> Result<usize, AppError> {
+    value
+        .parse::<usize>()
+        .ok()
+        .filter(|n| (1..=max).contains(n))
+        .ok_or_else(|| bad_query(format!("limit must be a whole number from 1 to {max}")))
+}
+
+impl ListQuery {
+    fn parse(query: RawQuery) -> Result<ListQuery, AppError> {
+        let mut q = ListQuery::default();
+        for (name, value) in query_pairs(query, &["phase", "open", "limit"])? {
+            match name.as_str() {
+                "phase" => {
+                    let phase = serde_json::from_value(serde_json::Value::String(value))
+                        .map_err(|_| bad_query("phase must be one of lobby, bidding, playing, finished"))?;
+                    q.phase = Some(phase);
+                }
+                "open" => {
+                    q.open = Some(match value.as_str() {
+                        "true" => true,
+                        "false" => false,
+                        _ => return Err(bad_query("open must be true or false")),
+                    });
+                }
+                _ => q.limit = Some(limit_of(&value, MAX_TABLES_LISTED)?),
+            }
+        }
+        Ok(q)
+    }
 }
 
 /// List tables, newest first.
@@ -146,16 +332,14 @@ struct ListQuery {
     params(ListQuery),
     responses(
         (status = 200, description = "The tables", body = Vec<TableSummary>),
-        (status = 400, description = "A bad filter", body = ApiError),
-        (status = 429, description = "Too many requests from this address (`rate_limited`; see `Retry-After`)", body = ApiError),
-        (status = 503, description = "Too many requests at once (`capacity`) or the request took too long (`internal`)", body = ApiError),
+        (status = 400, description = "A bad, unknown or repeated parameter (`bad_message`)", body = ApiError),
     )
 )]
 async fn list_tables(
     State(state): State<AppState>,
-    query: Result<Query<ListQuery>, axum::extract::rejection::QueryRejection>,
+    query: RawQuery,
 ) -> Result<Json<Vec<TableSummary>>, AppError> {
-    let Query(q) = query.map_err(|e| AppError::new(ErrorCode::BadMessage, e.body_text()))?;
+    let q = ListQuery::parse(query)?;
     let mut tables: Vec<TableSummary> = state
         .registry
         .summaries()
@@ -164,7 +348,7 @@ async fn list_tables(
         .filter(|t| q.open.is_none_or(|open| open == (t.open_seats > 0)))
         .collect();
     tables.sort_by(|a, b| b.created_at.cmp(&a.created_at).then(a.table.cmp(&b.table)));
-    tables.truncate(q.limit.unwrap_or(100).min(1000));
+    tables.truncate(q.limit.unwrap_or(100));
     Ok(Json(tables))
 }
 
@@ -234,12 +418,22 @@ pub async fn readyz(State(state): State<AppState>) -> (StatusCode, &'static str)
 }
 
 /// Filters for the match list.
-#[derive(Debug, Default, Deserialize, utoipa::IntoParams)]
-#[serde(deny_unknown_fields)]
+#[derive(Debug, Default, PartialEq, Eq, utoipa::IntoParams)]
 #[into_params(parameter_in = Query)]
 struct MatchQuery {
-    /// At most this many (default 20, at most 200), newest first.
+    /// At most this many, newest first (1 to 200, default 20).
+    #[param(minimum = 1, maximum = 200)]
     limit: Option<usize>,
+}
+
+impl MatchQuery {
+    fn parse(query: RawQuery) -> Result<MatchQuery, AppError> {
+        let mut q = MatchQuery::default();
+        for (_, value) in query_pairs(query, &["limit"])? {
+            q.limit = Some(limit_of(&value, MAX_MATCHES_LISTED)?);
+        }
+        Ok(q)
+    }
 }
 
 /// Recent matches from the event log, newest first.
@@ -248,14 +442,17 @@ struct MatchQuery {
     path = "/api/v1/matches",
     tag = "matches",
     params(MatchQuery),
-    responses((status = 200, description = "Recent matches", body = Vec<MatchSummary>))
+    responses(
+        (status = 200, description = "Recent matches", body = Vec<MatchSummary>),
+        (status = 400, description = "A bad, unknown or repeated parameter (`bad_message`)", body = ApiError),
+    )
 )]
 async fn list_matches(
     State(state): State<AppState>,
-    query: Result<Query<MatchQuery>, axum::extract::rejection::QueryRejection>,
+    query: RawQuery,
 ) -> Result<Json<Vec<MatchSummary>>, AppError> {
-    let Query(q) = query.map_err(|e| AppError::new(ErrorCode::BadMessage, e.body_text()))?;
-    let limit = q.limit.unwrap_or(20).clamp(1, 200);
+    let q = MatchQuery::parse(query)?;
+    let limit = q.limit.unwrap_or(20);
     let summaries = state.journal.recent_summaries(limit).await.map_err(|e| {
         tracing::warn!(error = %e, "could not list matches");
         AppError::new(ErrorCode::StorageUnavailable, "the match list cannot be read right now")
@@ -308,6 +505,88 @@ mod tests {
         assert_eq!(clean_name("a\u{7}b", 24), None);
         assert_eq!(clean_name(&"x".repeat(25), 24), None);
         assert_eq!(clean_name(&"é".repeat(24), 24), Some("é".repeat(24)));
+    }
+
+    #[test]
+    fn names_cannot_spoof() {
+        let spoofers = [
+            '\u{202A}', '\u{202B}', '\u{202C}', '\u{202D}', '\u{202E}', '\u{2066}', '\u{2067}', '\u{2068}',
+            '\u{2069}', '\u{200E}', '\u{200F}', '\u{061C}', '\u{200B}', '\u{200C}', '\u{200D}', '\u{2060}',
+            '\u{FEFF}', '\u{2028}', '\u{2029}',
+        ];
+        for c in spoofers {
+            assert!(is_spoofing(c), "U+{:04X}", u32::from(c));
+            assert_eq!(clean_name(&format!("A{c}nn"), 24), None, "U+{:04X} inside", u32::from(c));
+            // The separators are white space: trimmed at the ends like spaces.
+            if !c.is_whitespace() {
+                assert_eq!(clean_name(&format!("Ann{c}"), 24), None, "U+{:04X} at the end", u32::from(c));
+                assert_eq!(clean_name(&c.to_string(), 24), None, "U+{:04X} alone", u32::from(c));
+            }
+        }
+        // "Ann" shown as "nnA" by a right-to-left override.
+        assert_eq!(clean_name("\u{202E}nnA", 24), None);
+        // Letters of right-to-left scripts and ordinary accents are names.
+        assert_eq!(clean_name("مريم", 24), Some("مريم".into()));
+        assert_eq!(clean_name("שרה", 24), Some("שרה".into()));
+        assert_eq!(clean_name("Zoë Łucja", 24), Some("Zoë Łucja".into()));
+        assert!(
+            !is_spoofing(' ') && !is_spoofing('a') && !is_spoofing('\u{2030}') && !is_spoofing('\u{2065}')
+        );
+    }
+
+    fn pairs(list: &[(&str, &str)]) -> RawQuery {
+        Ok(Query(list.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())).collect()))
+    }
+
+    #[test]
+    fn queries_are_checked_with_plain_reasons() {
+        let q = ListQuery::parse(pairs(&[("phase", "lobby"), ("open", "true"), ("limit", "1000")])).unwrap();
+        assert_eq!(q, ListQuery { phase: Some(TablePhase::Lobby), open: Some(true), limit: Some(1000) });
+        assert_eq!(ListQuery::parse(pairs(&[])).unwrap(), ListQuery::default());
+        for (bad, reason) in [
+            (vec![("limit", "0")], "limit must be a whole number from 1 to 1000"),
+            (vec![("limit", "1001")], "limit must be a whole number from 1 to 1000"),
+            (vec![("limit", "-1")], "limit must be a whole number from 1 to 1000"),
+            (vec![("limit", "99999999999999999999999")], "limit must be a whole number from 1 to 1000"),
+            (vec![("phase", "nowhere")], "phase must be one of lobby, bidding, playing, finished"),
+            (vec![("open", "yes")], "open must be true or false"),
+            (vec![("colour", "red")], "unknown parameter \"colour\": the parameters are phase, open, limit"),
+            (vec![("open", "true"), ("open", "false")], "the parameter \"open\" is given twice"),
+        ] {
+            let e = ListQuery::parse(pairs(&bad)).unwrap_err();
+            assert_eq!(
+                (e.code, e.message.as_str(), e.status()),
+                (ErrorCode::BadMessage, reason, StatusCode::BAD_REQUEST)
+            );
+        }
+        assert_eq!(MatchQuery::parse(pairs(&[("limit", "200")])).unwrap().limit, Some(200));
+        let e = MatchQuery::parse(pairs(&[("limit", "201")])).unwrap_err();
+        assert_eq!(e.message, "limit must be a whole number from 1 to 200");
+        assert!(MatchQuery::parse(pairs(&[("phase", "lobby")])).is_err());
+    }
+
+    #[test]
+    fn serde_errors_become_plain_words() {
+        let cases = [
+            (
+                "unknown variant `glacial`, expected one of `relaxed`, `normal`, `fast`",
+                "unknown value \"glacial\": it must be one of \"relaxed\", \"normal\", \"fast\"",
+            ),
+            (
+                "unknown field `speed`, expected `rules` or `tempo`",
+                "unknown field \"speed\": the fields are \"rules\" or \"tempo\"",
+            ),
+            ("missing field `target`", "\"target\" is missing"),
+            ("invalid type: integer `75`, expected a string", "a value of the wrong kind (integer \"75\")"),
+            ("invalid value: integer `-1`, expected u16", "a value of the wrong kind (integer \"-1\")"),
+        ];
+        for (serde, plain) in cases {
+            assert_eq!(plain_serde(serde), plain);
+        }
+        for (serde, _) in cases {
+            let p = plain_serde(serde);
+            assert!(!p.contains("u16") && !p.contains("invalid") && !p.contains('`'), "{p}");
+        }
     }
 
     #[test]

@@ -471,20 +471,24 @@ impl Connection {
             let message = format!("frames are limited to {max} bytes");
             return self.reply(socket, &error(None, ErrorCode::FrameTooLarge, &message)).await;
         }
-        // The refusal echoes the request id when there is one.
-        let frame: Result<ClientFrame, _> = serde_json::from_str(text);
+        // Every refusal echoes the request id when it can be read.
+        let frame = read_frame(text);
         if !allowed {
             crate::metrics::rate_limited("messages");
-            let req = frame.as_ref().ok().and_then(|f| f.req);
+            let req = frame.as_ref().map_or_else(|r| r.req, |f| f.req);
             return self
                 .reply(socket, &error(req, ErrorCode::RateLimited, "too many messages: slow down"))
                 .await;
         }
         let frame = match frame {
             Ok(f) => f,
-            Err(e) => {
-                let err = error(None, ErrorCode::BadMessage, &format!("unreadable message: {e}"));
-                return self.reply(socket, &err).await;
+            Err(refusal) => {
+                let Refusal { req, mut code, mut message } = refusal;
+                if code == ErrorCode::BidOutOfRange && self.table.is_none() {
+                    code = ErrorCode::NotAttached;
+                    message = "join, resume or watch a table first".to_owned();
+                }
+                return self.reply(socket, &error(req, code, &message)).await;
             }
         };
         let req = frame.req;
@@ -495,7 +499,7 @@ impl Connection {
                     let err = error(
                         req,
                         ErrorCode::InvalidName,
-                        "names are 1 to 24 characters, without control characters",
+                        "names are 1 to 24 characters, without control or invisible characters",
                     );
                     return self.reply(socket, &err).await;
                 };
@@ -511,6 +515,10 @@ impl Connection {
             ClientMessage::Play { card } => Act::Play(card),
             ClientMessage::TakeOver => Act::TakeOver,
             ClientMessage::Leave => Act::Leave,
+            // Before attaching there is no seat to hold: nothing to do.
+            ClientMessage::Closing if self.table.is_none() => {
+                return self.reply(socket, &ServerMessage::Ack { req }).await;
+            }
             ClientMessage::Closing => Act::Closing,
         };
         let Some((table, _)) = &self.table else {
@@ -581,6 +589,152 @@ impl Connection {
     }
 }
 
+/// Why a text frame is not a [`ClientFrame`]: its request id when that
+/// could be read, a code and a plain-English reason.
+#[derive(Debug, PartialEq, Eq)]
+struct Refusal {
+    req: Option<u32>,
+    code: ErrorCode,
+    message: String,
+}
+
+/// The highest bid.
+const MAX_BID: i64 = 13;
+
+/// A field of a message: its name, whether it is required, and what it
+/// must be.
+type Field = (&'static str, bool, &'static str);
+
+/// Each message type with its fields: name, whether it is required, and
+/// what it must be (for the refusal).
+const MESSAGE_FIELDS: &[(&str, &[Field])] = &[
+    ("join", &[("table", true, TABLE_ID), ("name", true, TEXT), ("seat", false, SEAT)]),
+    ("resume", &[("table", true, TABLE_ID), ("token", true, TEXT)]),
+    ("watch", &[("table", true, TABLE_ID)]),
+    ("start", &[("owner_token", true, TEXT)]),
+    ("add_bots", &[("owner_token", true, TEXT)]),
+    ("bid", &[("bid", true, "a whole number from 0 to 13")]),
+    (
+        "play",
+        &[(
+            "card",
+            true,
+            "a card such as \"QH\" or \"TS\": a rank 2-9, T, J, Q, K or A, then a suit C, D, H or S",
+        )],
+    ),
+    ("take_over", &[]),
+    ("leave", &[]),
+    ("closing", &[]),
+    ("ping", &[]),
+];
+const TABLE_ID: &str = "a table id (a UUID such as \"67e55044-10b1-426f-9247-bb680e5fe0c8\")";
+const TEXT: &str = "a string";
+const SEAT: &str = "one of \"north\", \"east\", \"south\" or \"west\"";
+
+/// A client's text quoted back in a refusal, without control characters
+/// (the frame limit bounds its length).
+fn quoted(text: &str) -> String {
+    text.chars().filter(|c| !c.is_control()).collect()
+}
+
+/// Reads a client frame. The request id is read from the raw JSON first,
+/// so a refusal echoes it even when the rest of the frame is wrong; a bid
+/// number outside 0..=13, however large, negative or written (`1e9`), is
+/// `bid_out_of_range`; every other problem is `bad_message` with a plain
+/// sentence naming the field and what it must be.
+fn read_frame(text: &str) -> Result<ClientFrame, Refusal> {
+    use serde::Deserialize;
+    use serde_json::Value;
+
+    let bad = |req: Option<u32>, message: String| Refusal { req, code: ErrorCode::BadMessage, message };
+    let mut value: Value = serde_json::from_str(text).map_err(|_| {
+        bad(None, "this is not JSON: a message is a JSON object such as {\"type\":\"ping\"}".to_owned())
+    })?;
+    // A whole bid written as a float (`1e1`, `3.0`) is that bid.
+    if let Some(bid) = value.get_mut("bid")
+        && let Some(f) = bid.as_f64().filter(|f| bid.is_f64() && f.fract() == 0.0 && (0.0..=13.0).contains(f))
+    {
+        // In range and whole, so the conversion is exact.
+        #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+        let whole = f as u64;
+        *bid = Value::from(whole);
+    }
+    let Value::Object(fields) = &value else {
+        return Err(bad(
+            None,
+            "a message is a JSON object with a \"type\", such as {\"type\":\"ping\"}".to_owned(),
+        ));
+    };
+    let req = match fields.get("req") {
+        None | Some(Value::Null) => None,
+        Some(v) => match v.as_u64().and_then(|n| u32::try_from(n).ok()) {
+            Some(n) => Some(n),
+            None => {
+                return Err(bad(None, format!("\"req\" must be a whole number from 0 to {}", u32::MAX)));
+            }
+        },
+    };
+    let types = || MESSAGE_FIELDS.iter().map(|(t, _)| *t).collect::<Vec<_>>().join(", ");
+    let kind = match fields.get("type") {
+        None => return Err(bad(req, format!("the message has no \"type\": it is one of {}", types()))),
+        Some(Value::String(kind)) => kind.as_str(),
+        Some(_) => return Err(bad(req, format!("\"type\" must be a string, one of {}", types()))),
+    };
+    let Some((kind, expected)) = MESSAGE_FIELDS.iter().find(|(t, _)| *t == kind) else {
+        return Err(bad(req, format!("unknown message type \"{}\": it is one of {}", quoted(kind), types())));
+    };
+    if *kind == "bid"
+        && let Some(Value::Number(n)) = fields.get("bid")
+        && let Some(out) = bid_out_of_range(n)
+    {
+        return Err(Refusal { req, code: ErrorCode::BidOutOfRange, message: out });
+    }
+    for (field, required, what) in *expected {
+        let ok = match fields.get(*field) {
+            None => !required,
+            Some(v) => match *field {
+                "table" => uuid::Uuid::deserialize(v).is_ok(),
+                "seat" => Option::<spades_engine::Seat>::deserialize(v).is_ok(),
+                "bid" => u8::deserialize(v).is_ok(),
+                "card" => spades_engine::Card::deserialize(v).is_ok(),
+                _ => v.is_string(),
+            },
+        };
+        if !ok {
+            let message = if fields.contains_key(*field) {
+                format!("\"{field}\" must be {what}")
+            } else {
+                format!("\"{field}\" is missing: {kind} needs a \"{field}\", {what}")
+            };
+            return Err(bad(req, message));
+        }
+    }
+    ClientFrame::deserialize(&value).map_err(|_| bad(req, "the message could not be read".to_owned()))
+}
+
+/// The refusal of a bid number outside 0..=13; `None` for a bid in range
+/// and for a number that is not whole (that is `bad_message`).
+fn bid_out_of_range(n: &serde_json::Number) -> Option<String> {
+    let shown = if let Some(i) = n.as_i64() {
+        if (0..=MAX_BID).contains(&i) {
+            return None;
+        }
+        i.to_string()
+    } else if let Some(u) = n.as_u64() {
+        u.to_string()
+    } else {
+        let f = n.as_f64()?;
+        if f.fract() != 0.0 {
+            return None;
+        }
+        if (0.0..=13.0).contains(&f) {
+            return None;
+        }
+        if f.abs() < 1e15 { format!("{f:.0}") } else { format!("{f:e}") }
+    };
+    Some(format!("bid must be from 0 to 13 (got {shown})"))
+}
+
 fn error(req: Option<u32>, code: ErrorCode, message: &str) -> ServerMessage {
     crate::metrics::error(code);
     ServerMessage::Error { req, code, message: message.into() }
@@ -597,6 +751,119 @@ mod tests {
             h.insert(header::ORIGIN, o.parse().unwrap());
         }
         h
+    }
+
+    fn refused(text: &str) -> Refusal {
+        match read_frame(text) {
+            Ok(frame) => panic!("{text} was read as {frame:?}"),
+            Err(r) => r,
+        }
+    }
+
+    /// Words of Rust and serde that must never reach a client.
+    fn assert_plain(message: &str) {
+        for word in [
+            "u8",
+            "u32",
+            "i64",
+            "usize",
+            "struct",
+            "enum",
+            "ClientFrame",
+            "ClientMessage",
+            "invalid type",
+            "invalid value",
+            "variant",
+            "line 1",
+            "column",
+        ] {
+            assert!(!message.contains(word), "{message:?} says {word:?}");
+        }
+    }
+
+    #[test]
+    fn good_frames_are_read() {
+        let f = read_frame(r#"{"type":"bid","bid":13,"req":4}"#).unwrap();
+        assert_eq!(f, ClientFrame { req: Some(4), msg: ClientMessage::Bid { bid: 13 } });
+        let f = read_frame(r#"{"type":"closing"}"#).unwrap();
+        assert_eq!(f, ClientFrame { req: None, msg: ClientMessage::Closing });
+        let t = "67e55044-10b1-426f-9247-bb680e5fe0c8";
+        let f = read_frame(&format!(r#"{{"type":"join","table":"{t}","name":"Ann","seat":"west","req":1}}"#))
+            .unwrap();
+        assert!(matches!(f.msg, ClientMessage::Join { seat: Some(spades_engine::Seat::West), .. }));
+        let f = read_frame(&format!(r#"{{"type":"join","table":"{t}","name":"Ann","seat":null}}"#)).unwrap();
+        assert!(matches!(f.msg, ClientMessage::Join { seat: None, .. }));
+    }
+
+    #[test]
+    fn refusals_echo_req_whenever_it_can_be_read() {
+        for text in [
+            r#"{"req":7}"#,
+            r#"{"req":7,"type":5}"#,
+            r#"{"req":7,"type":"fly"}"#,
+            r#"{"req":7,"type":"play","card":"ZZ"}"#,
+            r#"{"req":7,"type":"play"}"#,
+            r#"{"req":7,"type":"join","table":"nope","name":"Ann"}"#,
+            r#"{"req":7,"type":"join","table":"67e55044-10b1-426f-9247-bb680e5fe0c8","name":3}"#,
+            r#"{"req":7,"type":"join","table":"67e55044-10b1-426f-9247-bb680e5fe0c8","name":"A","seat":"up"}"#,
+            r#"{"req":7,"type":"bid","bid":"three"}"#,
+            r#"{"req":7,"type":"bid","bid":2.5}"#,
+            r#"{"req":7,"type":"start","owner_token":[]}"#,
+        ] {
+            let r = refused(text);
+            assert_eq!((r.req, r.code), (Some(7), ErrorCode::BadMessage), "{text}: {r:?}");
+            assert_plain(&r.message);
+        }
+        // No readable req: not JSON, not an object, or a req that is not a u32.
+        for text in [
+            "nope",
+            "[1]",
+            "null",
+            r#"{"type":"ping","req":-1}"#,
+            r#"{"type":"ping","req":"7"}"#,
+            r#"{"type":"ping","req":4294967296}"#,
+        ] {
+            let r = refused(text);
+            assert_eq!((r.req, r.code), (None, ErrorCode::BadMessage), "{text}");
+            assert_plain(&r.message);
+        }
+    }
+
+    #[test]
+    fn refusals_say_what_is_wrong_in_plain_words() {
+        assert_eq!(
+            refused(r#"{"type":"fly"}"#).message.split(':').next(),
+            Some("unknown message type \"fly\"")
+        );
+        assert!(refused(r#"{"type":"play"}"#).message.starts_with("\"card\" is missing"));
+        assert!(refused(r#"{"type":"play","card":"ZZ"}"#).message.starts_with("\"card\" must be a card"));
+        assert!(refused(r#"{"type":"watch","table":1}"#).message.starts_with("\"table\" must be a table id"));
+        assert!(refused(r#"{"type":"ping","req":-1}"#).message.starts_with("\"req\" must be a whole number"));
+        assert!(refused(r#"{}"#).message.starts_with("the message has no \"type\""));
+        assert!(refused(r#"{"type":"fl\u0007y"}"#).message.starts_with("unknown message type \"fly\""));
+    }
+
+    #[test]
+    fn bids_outside_the_range_of_any_size_are_out_of_range() {
+        for (bid, shown) in [
+            ("14", "14"),
+            ("255", "255"),
+            ("256", "256"),
+            ("1000", "1000"),
+            ("-1", "-1"),
+            ("1e9", "1000000000"),
+            ("18446744073709551616", "1.8446744073709552e19"),
+            ("-1e300", "-1e300"),
+            ("13.0e1", "130"),
+        ] {
+            let r = refused(&format!(r#"{{"type":"bid","bid":{bid},"req":3}}"#));
+            assert_eq!((r.req, r.code), (Some(3), ErrorCode::BidOutOfRange), "{bid}");
+            assert_eq!(r.message, format!("bid must be from 0 to 13 (got {shown})"), "{bid}");
+        }
+        for bid in ["0", "13", "1e1", "0.0"] {
+            let f = read_frame(&format!(r#"{{"type":"bid","bid":{bid}}}"#));
+            assert!(f.is_ok(), "{bid}: {f:?}");
+        }
     }
 
     #[test]

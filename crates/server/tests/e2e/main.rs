@@ -1,6 +1,7 @@
 //! End-to-end tests: the real server on an ephemeral port, real WebSocket
 //! and HTTP clients.
 
+mod api_edges;
 mod clocks;
 mod connections;
 mod crash;
