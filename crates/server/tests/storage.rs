@@ -900,3 +900,38 @@ async fn hanging_reads_do_not_starve_writes() {
     drop(journal);
     db.cleanup().await;
 }
+
+/// A database that cannot be reached or opened fails within the acquire
+/// timeout, and the error names what failed: the host and port, the file,
+/// the directory; never a password.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn unreachable_databases_fail_fast_and_say_where() {
+    let options = StoreOptions { acquire_timeout: Duration::from_secs(1), ..Default::default() };
+    // PostgreSQL where nothing listens.
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let url = format!("postgres://spades:s3cret-pw@127.0.0.1:{port}/spades");
+    let began = Instant::now();
+    let e = Journal::open_with(&url, &std::env::temp_dir(), options).await.unwrap_err().to_string();
+    assert!(began.elapsed() < Duration::from_secs(3), "took {:?}", began.elapsed());
+    assert!(e.contains(&format!("connecting to postgres://127.0.0.1:{port}/spades")), "{e}");
+    assert!(!e.contains("s3cret-pw"), "{e}");
+
+    // A SQLite file in a directory that does not exist.
+    let missing = std::env::temp_dir().join(format!("spades-missing-{}", Uuid::new_v4().simple()));
+    let file = missing.join("deeper").join("spades.db");
+    let began = Instant::now();
+    let e = Journal::open_with(&format!("sqlite://{}", file.display()), &std::env::temp_dir(), options)
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(began.elapsed() < Duration::from_secs(3), "took {:?}", began.elapsed());
+    assert!(e.contains(&file.display().to_string()), "names the file: {e}");
+    assert!(!missing.exists());
+
+    // A data directory that cannot be made (a file is in the way).
+    let blocker = std::env::temp_dir().join(format!("spades-blocker-{}", Uuid::new_v4().simple()));
+    std::fs::write(&blocker, b"not a directory").unwrap();
+    let e = Journal::open_with("", &blocker.join("data"), options).await.unwrap_err().to_string();
+    assert!(e.contains(&blocker.join("data").display().to_string()), "names the directory: {e}");
+    std::fs::remove_file(&blocker).unwrap();
+}
