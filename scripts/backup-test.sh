@@ -9,6 +9,7 @@
 #               into a fresh database; a new server on it lists them too.
 #
 #   scripts/backup-test.sh                  # both (PostgreSQL when reachable)
+#   scripts/backup-test.sh --ops-only       # only the docs/ops checks below
 #   BACKUP_NO_BUILD=1 scripts/backup-test.sh
 #
 # Settings (environment):
@@ -20,8 +21,11 @@
 #   BACKUP_NO_BUILD=1      do not build them first
 #   BACKUP_PORT=18620      first of two ports on 127.0.0.1
 #
-# Needs sqlite3, pg_dump, pg_restore, psql, curl, python3. Bounded: about
-# 40 s on built binaries; every wait has a deadline.
+# It first checks the files of docs/ops (see the section below).
+#
+# Needs sqlite3, pg_dump, pg_restore, psql, curl, python3 with PyYAML;
+# nginx and caddy when present. Bounded: about 30 s on built binaries;
+# every wait has a deadline.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
@@ -44,6 +48,55 @@ trap cleanup EXIT
 
 fail() { echo "backup-test: FAIL: $*" >&2; exit 1; }
 step() { printf '\n== %s\n' "$*" >&2; }
+
+# ------------------------------------------------- the operations files
+# docs/ops: the YAML and JSON parse, the alert rules and the dashboard name
+# only metrics the server exports and the dashboard shows every one of
+# them; nginx and Caddy check their files when installed.
+step "docs/ops files"
+python3 - "$root" <<'PY'
+import json, pathlib, re, sys
+import yaml
+root = pathlib.Path(sys.argv[1])
+src = "\n".join(p.read_text() for p in (root / "crates/server/src").rglob("*.rs"))
+exported = set(re.findall(r'metrics::(?:counter|gauge|histogram)!\(\s*"(spades_[a-z_]+)"', src))
+assert exported, "no metrics found in the source"
+alerts = yaml.safe_load((root / "docs/ops/prometheus-alerts.yml").read_text())
+rules = [r for g in alerts["groups"] for r in g["rules"]]
+assert rules and all({"alert", "expr", "labels", "annotations"} <= r.keys() for r in rules)
+dash = json.loads((root / "docs/ops/grafana-dashboard.json").read_text())
+exprs = [t["expr"] for p in dash["panels"] for t in p["targets"]]
+def names(text):
+    return {re.sub(r"_(bucket|count|sum)$", "", n) for n in re.findall(r"\bspades_[a-z_]+", text)}
+used_alerts = set().union(*(names(r["expr"]) for r in rules))
+used_dash = set().union(*(names(e) for e in exprs))
+for what, used in (("alert rules", used_alerts), ("dashboard", used_dash)):
+    unknown = used - exported
+    assert not unknown, f"the {what} name metrics the server does not export: {sorted(unknown)}"
+missing = exported - used_dash
+assert not missing, f"the dashboard does not show {sorted(missing)}"
+print(f"{len(rules)} alert rules and {len(dash['panels'])} panels over {len(exported)} metrics", file=sys.stderr)
+PY
+if command -v nginx >/dev/null; then
+  mkdir -p "$work/nginx"
+  openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj /CN=cards.example.org \
+    -keyout "$work/nginx/key.pem" -out "$work/nginx/cert.pem" 2>/dev/null
+  sed -e "s#/etc/letsencrypt/live/cards.example.org/fullchain.pem#$work/nginx/cert.pem#" \
+      -e "s#/etc/letsencrypt/live/cards.example.org/privkey.pem#$work/nginx/key.pem#" \
+      -e "s#/tmp/nginx-spades.pid#$work/nginx/nginx.pid#" docs/ops/nginx.conf >"$work/nginx/nginx.conf"
+  nginx -q -t -c "$work/nginx/nginx.conf" || fail "docs/ops/nginx.conf does not pass nginx -t"
+  echo "nginx -t: ok" >&2
+else
+  echo "nginx is not installed: docs/ops/nginx.conf not checked (apt-get install nginx-light)" >&2
+fi
+if command -v caddy >/dev/null; then
+  caddy validate --config docs/ops/Caddyfile --adapter caddyfile >/dev/null 2>&1 ||
+    fail "docs/ops/Caddyfile does not pass caddy validate"
+  echo "caddy validate: ok" >&2
+else
+  echo "caddy is not installed: docs/ops/Caddyfile not checked (apt-get install caddy)" >&2
+fi
+[ "${1:-}" = --ops-only ] && { echo "backup-test: ok (operations files only)" >&2; exit 0; }
 
 for tool in sqlite3 curl python3; do
   command -v "$tool" >/dev/null || fail "$tool is not installed (apt-get install sqlite3 curl python3)"
