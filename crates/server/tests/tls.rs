@@ -151,6 +151,16 @@ impl Cluster {
         format!("postgres://postgres@{host}:{}/postgres?{query}", self.port)
     }
 
+    /// Starts the stopped server again, on the same port.
+    fn restart(&self) {
+        run(as_postgres(&self.pg_ctl)
+            .arg("-D")
+            .arg(self.dir.join("data"))
+            .arg("-l")
+            .arg(self.dir.join("log"))
+            .args(["-w", "-t", "20", "start"]));
+    }
+
     /// Stops the server at once (as a crash or a lost network would).
     fn stop(&self) {
         let _ = as_postgres(&self.pg_ctl)
@@ -300,6 +310,21 @@ async fn a_database_that_goes_away_fails_fast() {
     assert!(e.contains(&format!("reading postgres://127.0.0.1:{}/postgres", pg.port)), "{e}");
     let e = journal.create_table(&table()).await.unwrap_err().to_string();
     assert!(e.contains(&format!("127.0.0.1:{}", pg.port)), "{e}");
+
+    // The database comes back: so does the server, without a restart.
+    pg.restart();
+    let mut back = false;
+    for _ in 0..50 {
+        if get(&client, &format!("{base}/readyz")).await.0 == reqwest::StatusCode::OK {
+            back = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    assert!(back, "ready again once the database answers");
+    let (status, body, _) = get(&client, &format!("{base}/api/v1/matches")).await;
+    assert_eq!(status, reqwest::StatusCode::OK, "{body}");
+    assert_eq!(journal.get(t.id).await.unwrap().unwrap().table, t);
 
     shutdown.cancel();
     let _ = tokio::time::timeout(Duration::from_secs(10), server).await;
