@@ -900,3 +900,75 @@ async fn hanging_reads_do_not_starve_writes() {
     drop(journal);
     db.cleanup().await;
 }
+
+/// A database that cannot be reached or opened fails within the acquire
+/// timeout, and the error names what failed: the host and port, the file,
+/// the directory; never a password.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn unreachable_databases_fail_fast_and_say_where() {
+    let options = StoreOptions { acquire_timeout: Duration::from_secs(1), ..Default::default() };
+    // PostgreSQL where nothing listens.
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let url = format!("postgres://spades:s3cret-pw@127.0.0.1:{port}/spades");
+    let began = Instant::now();
+    let e = Journal::open_with(&url, &std::env::temp_dir(), options).await.unwrap_err().to_string();
+    assert!(began.elapsed() < Duration::from_secs(3), "took {:?}", began.elapsed());
+    assert!(e.contains(&format!("connecting to postgres://127.0.0.1:{port}/spades")), "{e}");
+    assert!(!e.contains("s3cret-pw"), "{e}");
+
+    // A SQLite file in a directory that does not exist.
+    let missing = std::env::temp_dir().join(format!("spades-missing-{}", Uuid::new_v4().simple()));
+    let file = missing.join("deeper").join("spades.db");
+    let began = Instant::now();
+    let e = Journal::open_with(&format!("sqlite://{}", file.display()), &std::env::temp_dir(), options)
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(began.elapsed() < Duration::from_secs(3), "took {:?}", began.elapsed());
+    assert!(e.contains(&file.display().to_string()), "names the file: {e}");
+    assert!(!missing.exists());
+
+    // A data directory that cannot be made (a file is in the way).
+    let blocker = std::env::temp_dir().join(format!("spades-blocker-{}", Uuid::new_v4().simple()));
+    std::fs::write(&blocker, b"not a directory").unwrap();
+    let e = Journal::open_with("", &blocker.join("data"), options).await.unwrap_err().to_string();
+    assert!(e.contains(&blocker.join("data").display().to_string()), "names the directory: {e}");
+    std::fs::remove_file(&blocker).unwrap();
+}
+
+/// A read that hangs (on a lock that every full read touches) fails after
+/// the read timeout, naming the database, instead of waiting for the
+/// lock; the readiness ping does not wait on it. PostgreSQL only (SQLite
+/// readers never wait on locks).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hanging_read_fails_after_the_read_timeout() {
+    let Some(db) = TestDb::postgres().await else { return };
+    let options = StoreOptions { read_timeout: Duration::from_millis(500), ..Default::default() };
+    let journal = db.open_with(options).await;
+    let (id, _) = started(&journal, 1, 4).await;
+    let mut c = sqlx::PgConnection::connect(&db.url).await.unwrap();
+    sqlx::raw_sql("BEGIN; LOCK TABLE hands IN ACCESS EXCLUSIVE MODE").execute(&mut c).await.unwrap();
+    let began = Instant::now();
+    let e = tokio::time::timeout(Duration::from_secs(5), journal.get(id))
+        .await
+        .expect("the read gives up by itself")
+        .unwrap_err()
+        .to_string();
+    let took = began.elapsed();
+    assert!(took >= Duration::from_millis(450) && took < Duration::from_secs(2), "{took:?}");
+    assert!(e.contains("no answer within 500 ms"), "{e}");
+    assert!(e.contains(&redact_url(&db.url)), "names the database: {e}");
+    // The tables restored at start-up: the one that cannot be read is an
+    // error beside the others, in time.
+    let began = Instant::now();
+    let rows = journal.unfinished().await.unwrap();
+    assert!(began.elapsed() < Duration::from_secs(2));
+    let e = rows.iter().find_map(|r| r.as_ref().err()).expect("the locked table fails").to_string();
+    assert!(e.contains("no answer within 500 ms"), "{e}");
+    assert!(journal.ping().await, "the ping touches no table");
+    sqlx::raw_sql("ROLLBACK").execute(&mut c).await.unwrap();
+    c.close().await.unwrap();
+    assert!(journal.get(id).await.unwrap().is_some());
+    drop(journal);
+    db.cleanup().await;
+}

@@ -143,11 +143,20 @@ pub struct StoreOptions {
     /// Longest wait for a pooled connection (PostgreSQL) or for a lock held
     /// by another connection (SQLite) before an operation fails.
     pub acquire_timeout: Duration,
+    /// Longest one read query (the REST match list and record, the tables
+    /// restored at start-up) may take before it fails: the REST answer is
+    /// then 503 at once rather than after the database's own timeouts.
+    /// The readiness ping waits at most this, and never over 1.5 s.
+    pub read_timeout: Duration,
 }
 
 impl Default for StoreOptions {
     fn default() -> StoreOptions {
-        StoreOptions { write_timeout: Duration::from_secs(5), acquire_timeout: Duration::from_secs(3) }
+        StoreOptions {
+            write_timeout: Duration::from_secs(5),
+            acquire_timeout: Duration::from_secs(3),
+            read_timeout: Duration::from_secs(2),
+        }
     }
 }
 

@@ -77,25 +77,59 @@ pub(super) enum Pool {
     Postgres(PgPool),
 }
 
+/// Longest the readiness ping waits for the database.
+const PING_TIMEOUT: Duration = Duration::from_millis(1500);
+
 /// The SQL event log.
 pub struct SqlStore {
     /// Reads (and the test helper); the writer has a pool of its own.
     pool: Pool,
     writer: mpsc::Sender<WriteReq>,
     write_timeout: Duration,
+    read_timeout: Duration,
+    /// The database for messages: `scheme://host:port/db` or the SQLite
+    /// file, never a password.
+    location: String,
 }
 
 impl std::fmt::Debug for SqlStore {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("SqlStore")
             .field("kind", &self.kind())
+            .field("location", &self.location)
             .field("write_timeout", &self.write_timeout)
+            .field("read_timeout", &self.read_timeout)
             .finish_non_exhaustive()
     }
 }
 
 fn db_err(e: sqlx::Error) -> StorageError {
     StorageError::Database(e.to_string())
+}
+
+/// A failure of `what` (`reading`, `writing`) on the database at
+/// `location`, which it names.
+fn failed(what: &str, location: &str, e: &sqlx::Error) -> StorageError {
+    StorageError::Database(format!("{what} {location}: {e}{}", tls_hint(e)))
+}
+
+/// A hint for TLS failures, which sqlx words tersely (a refused
+/// certificate arrives as an I/O error naming it).
+fn tls_hint(e: &sqlx::Error) -> &'static str {
+    let tls = match e {
+        sqlx::Error::Tls(_) => true,
+        sqlx::Error::Io(io) => {
+            let text = io.to_string().to_lowercase();
+            ["certificate", "tls", "handshake"].iter().any(|w| text.contains(w))
+        }
+        _ => false,
+    };
+    if tls {
+        " (TLS: check sslmode, that sslrootcert names the CA that signed the server's certificate, \
+         and that the certificate is valid for the host name in the URL)"
+    } else {
+        ""
+    }
 }
 
 /// True for failures of the connection or the database as a whole (the
@@ -150,13 +184,13 @@ impl SqlStore {
         data_dir: &Path,
         options: StoreOptions,
     ) -> Result<SqlStore, StorageError> {
+        let location =
+            if url.is_empty() { data_dir.join("spades.db").display().to_string() } else { redact_url(url) };
         let named = |what: &str, e: &dyn std::fmt::Display| {
-            let where_ = if url.is_empty() {
-                data_dir.join("spades.db").display().to_string()
-            } else {
-                redact_url(url)
-            };
-            StorageError::Database(scrub(&format!("{what} {where_}: {e}"), url))
+            StorageError::Database(scrub(&format!("{what} {location}: {e}"), url))
+        };
+        let connect_failed = |e: sqlx::Error| {
+            StorageError::Database(scrub(&format!("connecting to {location}: {e}{}", tls_hint(&e)), url))
         };
         let (pool, write_pool) = if url.starts_with("postgres://") || url.starts_with("postgresql://") {
             let connect = |max| {
@@ -165,12 +199,12 @@ impl SqlStore {
                     .acquire_timeout(options.acquire_timeout)
                     .connect(url)
             };
-            let pool = connect(8).await.map_err(|e| named("connecting to", &e))?;
+            let pool = connect(8).await.map_err(connect_failed)?;
             sqlx::migrate!("../../migrations/postgres")
                 .run(&pool)
                 .await
                 .map_err(|e| named("migrating", &e))?;
-            let write_pool = connect(2).await.map_err(|e| named("connecting to", &e))?;
+            let write_pool = connect(2).await.map_err(connect_failed)?;
             (Pool::Postgres(pool), Pool::Postgres(write_pool))
         } else {
             let connect_options = if url.is_empty() {
@@ -203,8 +237,14 @@ impl SqlStore {
             (Pool::Sqlite(pool), Pool::Sqlite(write_pool))
         };
         let (writer, rx) = mpsc::channel(4 * MAX_BATCH);
-        tokio::spawn(write_loop(write_pool, rx));
-        Ok(SqlStore { pool, writer, write_timeout: options.write_timeout })
+        tokio::spawn(write_loop(write_pool, rx, location.clone()));
+        Ok(SqlStore {
+            pool,
+            writer,
+            write_timeout: options.write_timeout,
+            read_timeout: options.read_timeout,
+            location,
+        })
     }
 
     /// `sqlite` or `postgres`.
@@ -227,27 +267,52 @@ impl SqlStore {
             Err(_) => {
                 metrics::counter!("spades_storage_write_timeouts_total").increment(1);
                 Err(StorageError::Database(format!(
-                    "the event log write timed out after {} ms",
+                    "writing {}: the event log write timed out after {} ms",
+                    self.location,
                     self.write_timeout.as_millis()
                 )))
             }
         }
     }
 
+    /// True when the database answers `SELECT 1` within the read timeout
+    /// (at most 1.5 s).
     pub(super) async fn ping(&self) -> bool {
-        match &self.pool {
-            Pool::Sqlite(p) => sqlx::query("SELECT 1").execute(p).await.is_ok(),
-            Pool::Postgres(p) => sqlx::query("SELECT 1").execute(p).await.is_ok(),
+        let ping = async {
+            match &self.pool {
+                Pool::Sqlite(p) => sqlx::query("SELECT 1").execute(p).await.is_ok(),
+                Pool::Postgres(p) => sqlx::query("SELECT 1").execute(p).await.is_ok(),
+            }
+        };
+        tokio::time::timeout(self.read_timeout.min(PING_TIMEOUT), ping).await.unwrap_or(false)
+    }
+
+    /// Runs one read query, at most the read timeout; a failure names the
+    /// database.
+    async fn read<T>(&self, query: impl Future<Output = Result<T, sqlx::Error>>) -> Result<T, StorageError> {
+        match tokio::time::timeout(self.read_timeout, query).await {
+            Ok(result) => result.map_err(|e| failed("reading", &self.location, &e)),
+            Err(_) => {
+                metrics::counter!("spades_storage_read_timeouts_total").increment(1);
+                Err(StorageError::Database(format!(
+                    "reading {}: no answer within {} ms",
+                    self.location,
+                    self.read_timeout.as_millis()
+                )))
+            }
         }
     }
 
     /// Unfinished, unclosed tables, oldest first.
     pub(super) async fn unfinished(&self) -> Result<Vec<Result<StoredTable, StorageError>>, StorageError> {
-        let rows = match &self.pool {
-            Pool::Sqlite(p) => sqlite::table_rows(p, Filter::Open).await,
-            Pool::Postgres(p) => postgres::table_rows(p, Filter::Open).await,
-        }
-        .map_err(db_err)?;
+        let rows = self
+            .read(async {
+                match &self.pool {
+                    Pool::Sqlite(p) => sqlite::table_rows(p, Filter::Open).await,
+                    Pool::Postgres(p) => postgres::table_rows(p, Filter::Open).await,
+                }
+            })
+            .await?;
         let mut out = Vec::with_capacity(rows.len());
         for row in rows {
             out.push(self.assemble(row).await);
@@ -256,11 +321,14 @@ impl SqlStore {
     }
 
     pub(super) async fn get(&self, table: Uuid) -> Result<Option<StoredTable>, StorageError> {
-        let rows = match &self.pool {
-            Pool::Sqlite(p) => sqlite::table_rows(p, Filter::One(table.to_string())).await,
-            Pool::Postgres(p) => postgres::table_rows(p, Filter::One(table.to_string())).await,
-        }
-        .map_err(db_err)?;
+        let rows = self
+            .read(async {
+                match &self.pool {
+                    Pool::Sqlite(p) => sqlite::table_rows(p, Filter::One(table.to_string())).await,
+                    Pool::Postgres(p) => postgres::table_rows(p, Filter::One(table.to_string())).await,
+                }
+            })
+            .await?;
         match rows.into_iter().next() {
             Some(row) => self.assemble(row).await.map(Some),
             None => Ok(None),
@@ -269,11 +337,14 @@ impl SqlStore {
 
     pub(super) async fn recent(&self, limit: usize) -> Result<Vec<StoredTable>, StorageError> {
         let limit = i64::try_from(limit).unwrap_or(i64::MAX);
-        let rows = match &self.pool {
-            Pool::Sqlite(p) => sqlite::table_rows(p, Filter::Recent(limit)).await,
-            Pool::Postgres(p) => postgres::table_rows(p, Filter::Recent(limit)).await,
-        }
-        .map_err(db_err)?;
+        let rows = self
+            .read(async {
+                match &self.pool {
+                    Pool::Sqlite(p) => sqlite::table_rows(p, Filter::Recent(limit)).await,
+                    Pool::Postgres(p) => postgres::table_rows(p, Filter::Recent(limit)).await,
+                }
+            })
+            .await?;
         let mut out = Vec::new();
         for row in rows {
             match self.assemble(row).await {
@@ -287,11 +358,14 @@ impl SqlStore {
     /// The match list from the summary columns and the seats, one query.
     pub(super) async fn recent_summaries(&self, limit: usize) -> Result<Vec<MatchSummary>, StorageError> {
         let limit = i64::try_from(limit).unwrap_or(i64::MAX);
-        let rows = match &self.pool {
-            Pool::Sqlite(p) => sqlite::summary_rows(p, limit).await,
-            Pool::Postgres(p) => postgres::summary_rows(p, limit).await,
-        }
-        .map_err(db_err)?;
+        let rows = self
+            .read(async {
+                match &self.pool {
+                    Pool::Sqlite(p) => sqlite::summary_rows(p, limit).await,
+                    Pool::Postgres(p) => postgres::summary_rows(p, limit).await,
+                }
+            })
+            .await?;
         let mut out: Vec<MatchSummary> = Vec::new();
         for row in rows {
             let (id, name, created_at, result, hands_played, score_ns, score_ew, seat, seat_name, kind, left) =
@@ -337,11 +411,14 @@ impl SqlStore {
     }
 
     async fn assemble(&self, row: TableRow) -> Result<StoredTable, StorageError> {
-        let (seats, actions, hands) = match &self.pool {
-            Pool::Sqlite(p) => sqlite::children(p, &row.id).await,
-            Pool::Postgres(p) => postgres::children(p, &row.id).await,
-        }
-        .map_err(db_err)?;
+        let (seats, actions, hands) = self
+            .read(async {
+                match &self.pool {
+                    Pool::Sqlite(p) => sqlite::children(p, &row.id).await,
+                    Pool::Postgres(p) => postgres::children(p, &row.id).await,
+                }
+            })
+            .await?;
         decode(row, seats, actions, hands)
     }
 }
@@ -359,7 +436,7 @@ async fn run_batch(pool: &Pool, ops: &[&WriteOp]) -> Result<Vec<WriteResult>, sq
 /// own transaction, so that only the bad write fails; a failure of the
 /// database itself fails the whole batch at once (every write would fail
 /// the same way).
-async fn write_loop(pool: Pool, mut rx: mpsc::Receiver<WriteReq>) {
+async fn write_loop(pool: Pool, mut rx: mpsc::Receiver<WriteReq>, location: String) {
     let mut batch = Vec::with_capacity(MAX_BATCH);
     while rx.recv_many(&mut batch, MAX_BATCH).await > 0 {
         let started = Instant::now();
@@ -380,18 +457,18 @@ async fn write_loop(pool: Pool, mut rx: mpsc::Receiver<WriteReq>) {
                         Ok(mut r) => r.pop().unwrap_or(Ok(0)),
                         Err(e) => {
                             if is_transient(&pool, &e) {
-                                down = Some(e.to_string());
+                                down = Some(format!("writing {location}: {e}"));
                             }
-                            warn!(error = %e, table = %op.table(), "a write failed");
-                            Err(db_err(e))
+                            warn!(error = %e, table = %op.table(), %location, "a write failed");
+                            Err(failed("writing", &location, &e))
                         }
                     });
                 }
                 results
             }
             Err(e) => {
-                warn!(error = %e, writes = ops.len(), "a batch of writes failed");
-                let message = e.to_string();
+                warn!(error = %e, writes = ops.len(), %location, "a batch of writes failed");
+                let message = format!("writing {location}: {e}");
                 ops.iter().map(|_| Err(StorageError::Database(message.clone()))).collect()
             }
         };

@@ -1,0 +1,283 @@
+//! Migrations are forward-only and keep the data: each migration is
+//! applied in order, on SQLite and (when `TEST_DATABASE_URL` names a
+//! PostgreSQL server) on PostgreSQL, with a table written in the shape of
+//! the schema so far before the next one is applied; the journal then
+//! opens the database (applying the rest) and reads every table back.
+
+use std::path::{Path, PathBuf};
+
+use spades_engine::{Action, HandResult, Legal, Match, MatchEnd, Rules, Seat};
+use spades_protocol::{ActionSource, TableOptions};
+use spades_server::storage::{ActionRecord, Journal};
+use sqlx::migrate::Migrator;
+use sqlx::postgres::PgPoolOptions;
+use sqlx::sqlite::{SqliteConnectOptions, SqlitePoolOptions};
+use uuid::Uuid;
+
+fn migrations(db: &str) -> Vec<PathBuf> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../migrations").join(db);
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "sql"))
+        .collect();
+    files.sort();
+    files
+}
+
+fn version(path: &Path) -> String {
+    path.file_name().unwrap().to_string_lossy().split('_').next().unwrap().to_owned()
+}
+
+/// The migration policy, checked: forward-only (no down migrations), one
+/// version sequence shared by both databases, versions in order.
+#[test]
+fn migrations_are_forward_only_and_the_same_for_both_databases() {
+    let sqlite = migrations("sqlite");
+    let postgres = migrations("postgres");
+    assert!(!sqlite.is_empty());
+    for f in sqlite.iter().chain(&postgres) {
+        let name = f.file_name().unwrap().to_string_lossy().into_owned();
+        assert!(!name.contains(".down.") && !name.contains(".up."), "forward-only: {name}");
+        assert!(version(f).len() == 14 && version(f).bytes().all(|b| b.is_ascii_digit()), "{name}");
+    }
+    let names = |v: &[PathBuf]| v.iter().map(|p| p.file_name().unwrap().to_owned()).collect::<Vec<_>>();
+    assert_eq!(names(&sqlite), names(&postgres), "every migration exists for both databases");
+}
+
+/// A database of either kind, for raw statements.
+enum Db {
+    Sqlite(sqlx::SqlitePool),
+    Postgres(sqlx::PgPool),
+}
+
+impl Db {
+    async fn exec(&self, sql: &str) {
+        let q = sqlx::raw_sql(sqlx::AssertSqlSafe(sql.to_owned()));
+        match self {
+            Db::Sqlite(p) => q.execute(p).await.map(drop),
+            Db::Postgres(p) => q.execute(p).await.map(drop),
+        }
+        .unwrap_or_else(|e| panic!("{sql}: {e}"));
+    }
+
+    /// Applies the first `n` migrations (the same files, so the journal's
+    /// own migrator later sees them as applied).
+    async fn migrate_to(&self, kind: &str, n: usize) {
+        let staged = std::env::temp_dir().join(format!("spades-migrations-{}", Uuid::new_v4().simple()));
+        std::fs::create_dir_all(&staged).unwrap();
+        for f in &migrations(kind)[..n] {
+            std::fs::copy(f, staged.join(f.file_name().unwrap())).unwrap();
+        }
+        let migrator = Migrator::new(staged.as_path()).await.unwrap();
+        match self {
+            Db::Sqlite(p) => migrator.run(p).await,
+            Db::Postgres(p) => migrator.run(p).await,
+        }
+        .unwrap_or_else(|e| panic!("migrating to {n}: {e}"));
+        std::fs::remove_dir_all(&staged).unwrap();
+    }
+}
+
+/// A SQL string literal.
+fn lit(s: &str) -> String {
+    format!("'{}'", s.replace('\'', "''"))
+}
+
+/// One match's first hand, played by the engine.
+struct Played {
+    seed: u64,
+    rules: Rules,
+    actions: Vec<ActionRecord>,
+    hand: HandResult,
+}
+
+fn play_one_hand(seed: u64) -> Played {
+    let rules = Rules { match_end: MatchEnd::Hands(3), ..Rules::default() };
+    let mut m = Match::new(rules, seed);
+    let mut actions = Vec::new();
+    while m.results().is_empty() {
+        let seat = m.turn().expect("someone's turn");
+        let action = match m.legal_moves() {
+            Legal::Bid { .. } => Action::Bid(3),
+            Legal::Play { cards } => Action::Play(cards.first().unwrap()),
+            Legal::None => unreachable!("the hand is not over"),
+        };
+        actions.push(ActionRecord {
+            index: actions.len(),
+            seat,
+            action,
+            source: ActionSource::Bot,
+            at_ms: 5000 + actions.len() as u64,
+        });
+        m.apply(seat, action).unwrap();
+    }
+    Played { seed, rules, actions, hand: m.results()[0].clone() }
+}
+
+/// Writes table `id`, with one hand played, in the shape of the schema
+/// after migration number `stage` (1-based).
+async fn insert_shaped(db: &Db, stage: usize, id: Uuid, p: &Played) {
+    let options = serde_json::to_string(&TableOptions { rules: p.rules, ..Default::default() }).unwrap();
+    let id_lit = lit(&id.to_string());
+    let created = 1_000 + stage as i64;
+    let seed = p.seed as i64;
+    let hand = serde_json::to_string(&p.hand).unwrap();
+    let scores = p.hand.scores().0;
+    match stage {
+        1 => {
+            db.exec(&format!(
+                "INSERT INTO tables (id, name, options, owner_hash, created_at, seed, started_at) \
+                 VALUES ({id_lit}, 'v{stage}', {}, {}, {created}, {seed}, {created})",
+                lit(&options),
+                lit(&"ab".repeat(32))
+            ))
+            .await;
+            for seat in Seat::ALL {
+                db.exec(&format!(
+                    "INSERT INTO seats (table_id, seat, name, kind, token_hash, has_left) \
+                     VALUES ({id_lit}, {}, {}, 'bot', NULL, 0)",
+                    seat.index(),
+                    lit(seat.name())
+                ))
+                .await;
+            }
+        }
+        2 => {
+            db.exec(&format!(
+                "INSERT INTO tables (id, name, options, owner_hash, created_at, seed, started_at, epoch, \
+                 hands_played, score_ns, score_ew) \
+                 VALUES ({id_lit}, 'v{stage}', {}, {}, {created}, {seed}, {created}, 2, 1, {}, {})",
+                lit(&options),
+                lit(&"ab".repeat(32)),
+                scores[0],
+                scores[1]
+            ))
+            .await;
+            for seat in Seat::ALL {
+                let east = i64::from(seat == Seat::East);
+                db.exec(&format!(
+                    "INSERT INTO seats (table_id, seat, name, kind, token_hash, has_left, autopilot, \
+                     timeouts, grace_expired) VALUES ({id_lit}, {}, {}, 'bot', NULL, 0, {east}, {}, {east})",
+                    seat.index(),
+                    lit(seat.name()),
+                    2 * east
+                ))
+                .await;
+            }
+        }
+        n => panic!(
+            "migration {n} is new: add rows shaped like its schema here, so that the data written \
+             before it is checked to survive the later ones"
+        ),
+    }
+    for a in &p.actions {
+        let (kind, value) = match a.action {
+            Action::Bid(b) => ("bid", b.to_string()),
+            Action::Play(c) => ("play", c.to_string()),
+        };
+        db.exec(&format!(
+            "INSERT INTO actions (table_id, idx, seat, kind, value, source, at) \
+             VALUES ({id_lit}, {}, {}, '{kind}', {}, 'bot', {})",
+            a.index,
+            a.seat.index(),
+            lit(&value),
+            a.at_ms
+        ))
+        .await;
+    }
+    db.exec(&format!(
+        "INSERT INTO hands (table_id, hand_number, result) VALUES ({id_lit}, {}, {})",
+        p.hand.hand_number,
+        lit(&hand)
+    ))
+    .await;
+}
+
+/// Applies each migration in turn with data written between them, then
+/// opens the journal at `url` and reads everything back.
+async fn every_stage_survives(kind: &str, db: Db, url: &str, data_dir: &Path) {
+    let count = migrations(kind).len();
+    let mut written = Vec::new();
+    for stage in 1..=count {
+        db.migrate_to(kind, stage).await;
+        let id = Uuid::new_v4();
+        let played = play_one_hand(40 + stage as u64);
+        insert_shaped(&db, stage, id, &played).await;
+        written.push((stage, id, played));
+    }
+    match db {
+        Db::Sqlite(p) => p.close().await,
+        Db::Postgres(p) => p.close().await,
+    }
+    let journal = Journal::open(url, data_dir).await.unwrap();
+    let summaries = journal.recent_summaries(10).await.unwrap();
+    assert_eq!(summaries.len(), count, "{kind}");
+    let unfinished = journal.unfinished().await.unwrap();
+    assert_eq!(unfinished.len(), count, "{kind}: every match is resumed");
+    for (stage, id, p) in &written {
+        let stored =
+            journal.get(*id).await.unwrap().unwrap_or_else(|| panic!("{kind}: table of stage {stage}"));
+        assert_eq!(stored.table.name, format!("v{stage}"));
+        assert_eq!(stored.table.options.rules, p.rules);
+        assert_eq!(stored.seed, Some(p.seed));
+        assert_eq!(stored.actions, p.actions, "{kind} stage {stage}");
+        assert_eq!(stored.hands, vec![p.hand.clone()]);
+        let east = stored.seats[Seat::East].as_ref().unwrap();
+        // Columns added later take their defaults for older rows.
+        assert_eq!(east.autopilot, *stage >= 2, "{kind} stage {stage}");
+        assert_eq!(east.timeouts, if *stage >= 2 { 2 } else { 0 });
+        assert_eq!(stored.epoch, if *stage >= 2 { 2 } else { 0 });
+        // The summary columns are filled in for rows written before them.
+        let s = summaries.iter().find(|s| s.table == *id).unwrap();
+        assert_eq!(s.hands_played, 1, "{kind} stage {stage}");
+        assert_eq!(s.scores, p.hand.scores().0, "{kind} stage {stage}");
+        assert_eq!(s.seats.len(), 4);
+        // And the match goes on: the next action is accepted.
+        let m = {
+            let mut m = Match::new(p.rules, p.seed);
+            for a in &p.actions {
+                m.apply(a.seat, a.action).unwrap();
+            }
+            m
+        };
+        let seat = m.turn().unwrap();
+        let next = ActionRecord {
+            index: p.actions.len(),
+            seat,
+            action: Action::Bid(3),
+            source: ActionSource::Player,
+            at_ms: 9_999,
+        };
+        journal.append(*id, next).await.unwrap();
+        assert_eq!(journal.get(*id).await.unwrap().unwrap().actions.len(), p.actions.len() + 1);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn each_migration_keeps_the_data_written_before_it_sqlite() {
+    let dir = std::env::temp_dir().join(format!("spades-migrate-{}", Uuid::new_v4().simple()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let options = SqliteConnectOptions::new().filename(dir.join("spades.db")).create_if_missing(true);
+    let pool = SqlitePoolOptions::new().max_connections(1).connect_with(options).await.unwrap();
+    every_stage_survives("sqlite", Db::Sqlite(pool), "", &dir).await;
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn each_migration_keeps_the_data_written_before_it_postgres() {
+    let Some(base) = std::env::var("TEST_DATABASE_URL").ok().filter(|u| !u.is_empty()) else {
+        eprintln!("skipped: TEST_DATABASE_URL is not set");
+        return;
+    };
+    let name = format!("spades_migrate_{}", Uuid::new_v4().simple());
+    let admin = PgPoolOptions::new().max_connections(1).connect(&base).await.unwrap();
+    sqlx::raw_sql(sqlx::AssertSqlSafe(format!("CREATE DATABASE {name}"))).execute(&admin).await.unwrap();
+    let url = format!("{}/{name}", &base[..base.rfind('/').expect("a database path")]);
+    let pool = PgPoolOptions::new().max_connections(2).connect(&url).await.unwrap();
+    every_stage_survives("postgres", Db::Postgres(pool), &url, &std::env::temp_dir()).await;
+    sqlx::raw_sql(sqlx::AssertSqlSafe(format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)")))
+        .execute(&admin)
+        .await
+        .unwrap();
+}
