@@ -333,14 +333,15 @@ free_port() {
     python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
 }
 
-# Fast bots, so that a five-hand match takes seconds.
-FAST=(-e SPADES_TABLES__BOT_DELAY_MS=0)
+# Fast bots, so that a five-hand match takes seconds; and the restrictions
+# docker/compose.yaml puts on the server (read-only root, no capabilities).
+RUN_OPTS=(-e SPADES_TABLES__BOT_DELAY_MS=0 --read-only --cap-drop ALL --security-opt no-new-privileges:true)
 
 say "SQLite in a fresh named volume"
 docker volume create "$VOLUME" > /dev/null
 port=$(free_port)
 CONTAINERS+=("$ID-sqlite")
-docker run -d --name "$ID-sqlite" "${FAST[@]}" -v "$VOLUME:/var/lib/spades/data" -p "127.0.0.1:$port:8080" "$IMAGE" > /dev/null
+docker run -d --name "$ID-sqlite" "${RUN_OPTS[@]}" -v "$VOLUME:/var/lib/spades/data" -p "127.0.0.1:$port:8080" "$IMAGE" > /dev/null
 exercise "$ID-sqlite" "http://127.0.0.1:$port" sqlite
 docker run --rm -v "$VOLUME:/var/lib/spades/data" --entrypoint ls "$IMAGE" /var/lib/spades/data | grep -qx spades.db \
     || fail "the volume holds no spades.db"
@@ -349,7 +350,7 @@ say "PostgreSQL at ${PG#*@}"
 psql "$PG/postgres" -q -v ON_ERROR_STOP=1 -c "CREATE DATABASE $DATABASE" > /dev/null || fail "cannot create a database at ${PG#*@}"
 port=$(free_port)
 CONTAINERS+=("$ID-postgres")
-docker run -d --name "$ID-postgres" "${FAST[@]}" --network host \
+docker run -d --name "$ID-postgres" "${RUN_OPTS[@]}" --network host \
     -e SPADES_SERVER__BIND="127.0.0.1:$port" -e SPADES_STORAGE__DATABASE_URL="$PG/$DATABASE" \
     "$IMAGE" > /dev/null
 exercise "$ID-postgres" "http://127.0.0.1:$port" postgres
