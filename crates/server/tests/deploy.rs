@@ -109,6 +109,8 @@ fn the_image_owns_its_data_directory_and_ships_the_production_configuration() {
 }
 
 #[test]
+// figment's `Jail` closures return figment's own (large) error type.
+#[allow(clippy::result_large_err)]
 fn the_image_runs_the_production_configuration_on_sqlite_in_its_volume() {
     // config/production.toml with the runtime stage's ENV, as the container
     // sees it.
