@@ -10,7 +10,10 @@
 # checks the match record, restarts the container and checks the record
 # survived, and stops it with `docker stop` (exit 0 within the grace, "stopped"
 # logged). Everything it made (containers, volumes, images, the database) is
-# removed at the end; any failure exits non-zero with a message.
+# removed at the end; any failure exits non-zero with a message. With
+# docker-compose installed it also checks that docker/compose.yaml is refused
+# without POSTGRES_PASSWORD and valid with docker/.env.example (compose itself
+# is not run: its postgres image cannot be pulled here).
 #
 # Needs root (debootstrap; dockerd is started if `docker info` fails),
 # debootstrap, docker (Debian's docker.io), python3 and psql. Settings:
@@ -70,23 +73,34 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-for tool in docker debootstrap python3 psql curl; do
-    command -v "$tool" > /dev/null || fail "$tool is missing (apt-get install docker.io debootstrap python3 postgresql-client curl)"
+for tool in docker debootstrap python3 psql cargo; do
+    command -v "$tool" > /dev/null || fail "$tool is missing (apt-get install docker.io debootstrap python3 postgresql-client)"
 done
 [ "$(id -u)" -eq 0 ] || fail "run as root (debootstrap and dockerd need it)"
 TMP=$(mktemp -d)
+mkdir -p "$WORK"
+
+# The compose file: refused without a password, valid with the example's.
+if command -v docker-compose > /dev/null; then
+    : > "$TMP/empty.env"
+    if env -u POSTGRES_PASSWORD docker-compose --env-file "$TMP/empty.env" -f docker/compose.yaml config -q > /dev/null 2>&1; then
+        fail "docker/compose.yaml is accepted without POSTGRES_PASSWORD"
+    fi
+    env -u POSTGRES_PASSWORD docker-compose --env-file docker/.env.example -f docker/compose.yaml config -q \
+        || fail "docker/compose.yaml is invalid with docker/.env.example"
+fi
 
 # The Docker engine.
 if ! docker info > /dev/null 2>&1; then
     command -v dockerd > /dev/null || fail "no Docker engine answers and dockerd is missing"
     say "starting dockerd"
-    dockerd > "$WORK.dockerd.log" 2>&1 &
+    dockerd > "$WORK/dockerd.log" 2>&1 &
     STARTED_DOCKERD=$!
     for _ in $(seq 60); do
         docker info > /dev/null 2>&1 && break
         sleep 0.5
     done
-    docker info > /dev/null 2>&1 || fail "dockerd did not start (see $WORK.dockerd.log)"
+    docker info > /dev/null 2>&1 || fail "dockerd did not start (see $WORK/dockerd.log)"
 fi
 
 # A client that builds with BuildKit, which skips the stages the runtime
@@ -108,7 +122,6 @@ else
 fi
 
 # The base: Debian bookworm (minbase), made once and cached.
-mkdir -p "$WORK"
 if [ ! -s "$WORK/bookworm-minbase.tar" ]; then
     say "making a Debian bookworm base with debootstrap (cached in $WORK)"
     rm -rf "$WORK/rootfs.tmp"
