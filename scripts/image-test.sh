@@ -319,14 +319,15 @@ wait_healthy() {
 }
 
 stop_gracefully() {
-    local c=$1 started elapsed code
+    local c=$1 started elapsed code logs
     started=$SECONDS
     timeout $((GRACE + 15)) docker stop -t "$GRACE" "$c" > /dev/null || fail "docker stop $c failed"
     elapsed=$((SECONDS - started))
     code=$(docker inspect -f '{{.State.ExitCode}}' "$c")
     [ "$code" = 0 ] || fail "$c exited with $code on docker stop (after ${elapsed}s)"
     [ "$elapsed" -lt "$GRACE" ] || fail "$c took ${elapsed}s to stop (the grace is ${GRACE}s)"
-    docker logs "$c" 2>&1 | tail -n 5 | grep -q '"message":"stopped"' || fail "$c did not log that it stopped"
+    logs=$(docker logs "$c" 2>&1 | tail -n 5)
+    grep -q '"message":"stopped"' <<< "$logs" || fail "$c did not log that it stopped"
     say "$c stopped gracefully in ${elapsed}s"
 }
 
@@ -334,7 +335,9 @@ stop_gracefully() {
 exercise() {
     local c=$1 base=$2 store=$3
     wait_healthy "$c"
-    docker logs "$c" 2>&1 | grep -q "\"store\":\"$store\"" || fail "$c does not keep its matches in $store"
+    local logs
+    logs=$(docker logs "$c" 2>&1)
+    grep -q "\"store\":\"$store\"" <<< "$logs" || fail "$c does not keep its matches in $store"
     timeout 360 python3 "$TMP/match.py" play "$base" "$TMP/$c.json" 5
     timeout $((GRACE + 15)) docker restart -t "$GRACE" "$c" > /dev/null || fail "docker restart $c failed"
     wait_healthy "$c"
@@ -356,7 +359,8 @@ port=$(free_port)
 CONTAINERS+=("$ID-sqlite")
 docker run -d --name "$ID-sqlite" "${RUN_OPTS[@]}" -v "$VOLUME:/var/lib/spades/data" -p "127.0.0.1:$port:8080" "$IMAGE" > /dev/null
 exercise "$ID-sqlite" "http://127.0.0.1:$port" sqlite
-docker run --rm -v "$VOLUME:/var/lib/spades/data" --entrypoint ls "$IMAGE" /var/lib/spades/data | grep -qx spades.db \
+files=$(docker run --rm -v "$VOLUME:/var/lib/spades/data" --entrypoint ls "$IMAGE" /var/lib/spades/data)
+grep -qx spades.db <<< "$files" \
     || fail "the volume holds no spades.db"
 
 say "PostgreSQL at ${PG#*@}"
