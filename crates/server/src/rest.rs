@@ -474,7 +474,8 @@ async fn list_matches(
         (status = 200, description = "The record", body = MatchRecord),
         (status = 404, description = "No such match", body = ApiError),
         (status = 429, description = "Too many requests from this address (`rate_limited`; see `Retry-After`)", body = ApiError),
-        (status = 503, description = "Too many requests at once (`capacity`) or the request took too long (`internal`)", body = ApiError),
+        (status = 500, description = "The stored record is damaged (`internal`)", body = ApiError),
+        (status = 503, description = "Too many requests at once (`capacity`), the request took too long (`internal`), or the database cannot be read right now (`storage_unavailable`)", body = ApiError),
     )
 )]
 async fn match_record(
@@ -485,7 +486,10 @@ async fn match_record(
     let id: Uuid = id.parse().map_err(|_| not_found())?;
     let stored = state.journal.get(id).await.map_err(|e| {
         tracing::warn!(error = %e, "could not read a match");
-        AppError::internal("the match record could not be read")
+        match e {
+            crate::storage::StorageError::Corrupt { .. } => AppError::internal("the match record is damaged"),
+            _ => AppError::new(ErrorCode::StorageUnavailable, "the match record cannot be read right now"),
+        }
     })?;
     let stored = stored.ok_or_else(not_found)?;
     let record = crate::record::record(&stored).map_err(|e| {
