@@ -426,4 +426,105 @@ mod tests {
         assert!(text.contains("spades_bot_search_fallbacks_total"), "{text}");
         assert!(text.contains("# HELP spades_bot_search_fallbacks_total"), "{text}");
     }
+
+    async fn start(config: Config) -> (std::net::SocketAddr, CancellationToken) {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let shutdown = CancellationToken::new();
+        tokio::spawn(crate::serve(listener, config, shutdown.clone()));
+        (addr, shutdown)
+    }
+
+    fn rate_limited_count(what: &str) -> f64 {
+        let text = install().unwrap().render();
+        Scrape::parse(&text).value(&format!("spades_rate_limited_total{{what=\"{what}\"}}")).unwrap()
+    }
+
+    /// A refused WebSocket upgrade's status and `Retry-After`.
+    async fn refused_upgrade(addr: std::net::SocketAddr) -> (u16, Option<String>) {
+        match tokio_tungstenite::connect_async(format!("ws://{addr}/ws")).await {
+            Err(tokio_tungstenite::tungstenite::Error::Http(resp)) => (
+                resp.status().as_u16(),
+                resp.headers().get("retry-after").map(|v| v.to_str().unwrap().to_owned()),
+            ),
+            Ok(_) => panic!("the upgrade was accepted"),
+            Err(e) => panic!("{e}"),
+        }
+    }
+
+    fn whole_seconds(retry: Option<&str>) -> bool {
+        retry.is_some_and(|r| r.parse::<u64>().is_ok_and(|s| s >= 1))
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn every_429_carries_retry_after_and_is_counted() {
+        let http = reqwest::Client::new();
+        let mut config = Config::default();
+        config.storage.in_memory = true;
+        config.limits.requests_per_minute_per_ip = 0;
+        config.limits.connections_per_ip = 0;
+        config.limits.tables_per_minute_per_ip = 1;
+        config.limits.connections_per_minute_per_ip = 1;
+        let (addr, stop_a) = start(config).await;
+        let url = format!("http://{addr}/api/v1/tables");
+        let mut ok = None;
+        for _ in 0..100 {
+            if let Ok(resp) = http.post(&url).send().await {
+                ok = Some(resp.status());
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        assert_eq!(ok.map(|s| s.as_u16()), Some(201));
+
+        // Tables per minute.
+        let before = rate_limited_count("tables");
+        let resp = http.post(&url).send().await.unwrap();
+        assert_eq!(resp.status(), 429);
+        let retry = resp.headers().get("retry-after").map(|v| v.to_str().unwrap().to_owned());
+        assert!(whole_seconds(retry.as_deref()), "tables: {retry:?}");
+        assert!(rate_limited_count("tables") > before);
+
+        // Connections per minute.
+        let _first = tokio_tungstenite::connect_async(format!("ws://{addr}/ws")).await.unwrap();
+        let before = rate_limited_count("connections");
+        let (status, retry) = refused_upgrade(addr).await;
+        assert_eq!(status, 429);
+        assert!(whole_seconds(retry.as_deref()), "connections: {retry:?}");
+        assert!(rate_limited_count("connections") > before);
+        stop_a.cancel();
+
+        let mut config = Config::default();
+        config.storage.in_memory = true;
+        config.limits.requests_per_minute_per_ip = 1;
+        config.limits.connections_per_ip = 1;
+        config.limits.connections_per_minute_per_ip = 0;
+        let (addr, stop_b) = start(config).await;
+        let mut ok = None;
+        for _ in 0..100 {
+            if let Ok(resp) = http.get(format!("http://{addr}/api/v1/tables")).send().await {
+                ok = Some(resp.status());
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        assert_eq!(ok.map(|s| s.as_u16()), Some(200));
+
+        // REST requests per minute.
+        let before = rate_limited_count("requests");
+        let resp = http.get(format!("http://{addr}/api/v1/tables")).send().await.unwrap();
+        assert_eq!(resp.status(), 429);
+        let retry = resp.headers().get("retry-after").map(|v| v.to_str().unwrap().to_owned());
+        assert!(whole_seconds(retry.as_deref()), "requests: {retry:?}");
+        assert!(rate_limited_count("requests") > before);
+
+        // Connections open at once.
+        let _held = tokio_tungstenite::connect_async(format!("ws://{addr}/ws")).await.unwrap();
+        let before = rate_limited_count("open_connections");
+        let (status, retry) = refused_upgrade(addr).await;
+        assert_eq!(status, 429);
+        assert!(whole_seconds(retry.as_deref()), "open connections: {retry:?}");
+        assert!(rate_limited_count("open_connections") > before);
+        stop_b.cancel();
+    }
 }
