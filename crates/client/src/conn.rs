@@ -8,75 +8,80 @@ use futures_util::{SinkExt, StreamExt};
 use spades_engine::{Action, Card, Seat};
 use spades_protocol::{ClientFrame, ClientMessage, PROTOCOL_VERSION, ServerMessage};
 use tokio::net::{TcpSocket, TcpStream};
-use tokio_tungstenite::WebSocketStream;
 use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
 use tokio_tungstenite::tungstenite::{Message, Utf8Bytes};
+use tokio_tungstenite::{Connector, MaybeTlsStream, WebSocketStream};
+use url::Url;
 use uuid::Uuid;
 
 use crate::error::{Error, Result};
+use crate::tls::Tls;
 
 /// Where a server is: its REST base and its WebSocket address.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Endpoint {
-    /// `http://host:port`, without a trailing slash.
+    /// `http://host:port` or `https://host:port`, with the path the
+    /// server is served under (if any), without a trailing slash.
     pub http: String,
-    /// `ws://host:port/ws`.
+    /// `ws://host:port/ws` or `wss://host:port/ws`.
     pub ws: String,
     /// The host name or address.
     pub host: String,
     /// The port.
     pub port: u16,
+    /// True for `https://` and `wss://`: connections use TLS.
+    pub tls: bool,
 }
 
 impl Endpoint {
-    /// Reads `http://host:port`, `ws://host:port/ws` or a bare `host:port`.
-    /// Only plain HTTP and WebSockets are supported (put a TLS-terminating
-    /// proxy in front for `https`).
+    /// Reads `http://host:port`, `https://host`, `ws://host:port/ws`,
+    /// `wss://host/ws` or a bare `host:port` (plain HTTP). The port
+    /// defaults to the scheme's (80, 443). An `http(s)` path is the prefix
+    /// the server is served under (`https://cards.example/spades` has its
+    /// socket at `wss://cards.example/spades/ws`); a `ws(s)` path is the
+    /// socket's own.
     ///
     /// # Errors
-    /// [`Error::Url`] when the address cannot be read or uses TLS.
+    /// [`Error::Url`] when the address cannot be read.
     pub fn parse(url: &str) -> Result<Endpoint> {
         let bad = |why: &str| Error::Url { url: url.to_owned(), why: why.to_owned() };
         let trimmed = url.trim();
-        let (rest, ws_path) = if let Some(r) = trimmed.strip_prefix("http://") {
-            (r, None)
-        } else if let Some(r) = trimmed.strip_prefix("ws://") {
-            (r, Some(()))
-        } else if trimmed.starts_with("https://") || trimmed.starts_with("wss://") {
-            return Err(bad("TLS is not supported by this client: use http:// or ws://"));
-        } else if trimmed.contains("://") {
-            return Err(bad("expected http://host:port or ws://host:port/ws"));
-        } else {
-            (trimmed, None)
+        let full = if trimmed.contains("://") { trimmed.to_owned() } else { format!("http://{trimmed}") };
+        let parsed = Url::parse(&full).map_err(|e| bad(&e.to_string()))?;
+        let (tls, websocket) = match parsed.scheme() {
+            "http" => (false, false),
+            "https" => (true, false),
+            "ws" => (false, true),
+            "wss" => (true, true),
+            _ => return Err(bad("expected http://, https://, ws:// or wss://")),
         };
-        let (authority, path) = match rest.find('/') {
-            Some(i) => (&rest[..i], &rest[i..]),
-            None => (rest, ""),
-        };
-        let (host, port_text) = if let Some(v6) = authority.strip_prefix('[') {
-            let (h, after) = v6.split_once(']').ok_or_else(|| bad("unclosed [ in the address"))?;
-            (h, after.strip_prefix(':'))
-        } else {
-            match authority.rsplit_once(':') {
-                Some((h, p)) => (h, Some(p)),
-                None => (authority, None),
-            }
-        };
-        let port = match port_text {
-            Some(p) => p.parse::<u16>().map_err(|_| bad("the port is not a number"))?,
-            None => 80,
-        };
-        if host.is_empty() {
-            return Err(bad("no host"));
+        if !parsed.username().is_empty() || parsed.password().is_some() {
+            return Err(bad("credentials in the address are not supported"));
         }
-        let host = host.to_owned();
-        let shown = if host.contains(':') { format!("[{host}]") } else { host.clone() };
-        let path = path.trim_end_matches('/');
-        let ws = match (ws_path, path) {
-            (Some(()), p) if !p.is_empty() => format!("ws://{shown}:{port}{p}"),
-            _ => format!("ws://{shown}:{port}/ws"),
+        let host = match parsed.host() {
+            Some(url::Host::Domain(d)) if !d.is_empty() => d.to_owned(),
+            Some(url::Host::Ipv4(ip)) => ip.to_string(),
+            Some(url::Host::Ipv6(ip)) => ip.to_string(),
+            _ => return Err(bad("no host")),
         };
-        Ok(Endpoint { http: format!("http://{shown}:{port}"), ws, host, port })
+        let default_port = if tls { 443 } else { 80 };
+        let port = parsed.port().unwrap_or(default_port);
+        let shown = if host.contains(':') { format!("[{host}]") } else { host.clone() };
+        let authority = if port == default_port { shown } else { format!("{shown}:{port}") };
+        let path = parsed.path().trim_end_matches('/');
+        let (base, socket) = if websocket && !path.is_empty() {
+            (path.strip_suffix("/ws").unwrap_or(""), path.to_owned())
+        } else {
+            (path, format!("{path}/ws"))
+        };
+        let (http, ws) = if tls { ("https", "wss") } else { ("http", "ws") };
+        Ok(Endpoint {
+            http: format!("{http}://{authority}{base}"),
+            ws: format!("{ws}://{authority}{socket}"),
+            host,
+            port,
+            tls,
+        })
     }
 
     /// True when the host is a loopback address (or `localhost`).
@@ -100,6 +105,8 @@ pub struct ConnectOptions {
     /// views are a few KiB, so a small buffer saves memory when a program
     /// holds thousands of connections).
     pub read_buffer: usize,
+    /// The certificates trusted for `wss://` servers.
+    pub tls: Tls,
 }
 
 impl Default for ConnectOptions {
@@ -109,6 +116,7 @@ impl Default for ConnectOptions {
             connect_timeout: Duration::from_secs(10),
             request_timeout: Duration::from_secs(10),
             read_buffer: 16 * 1024,
+            tls: Tls::default(),
         }
     }
 }
@@ -134,7 +142,7 @@ pub struct Joined {
 /// A connection does not reconnect; [`crate::Session`] does.
 #[derive(Debug)]
 pub struct Connection {
-    ws: WebSocketStream<TcpStream>,
+    ws: WebSocketStream<MaybeTlsStream<TcpStream>>,
     next_req: u32,
     pending: VecDeque<Utf8Bytes>,
     server: String,
@@ -167,10 +175,16 @@ impl Connection {
                 .write_buffer_size(0)
                 .max_message_size(Some(4 << 20))
                 .max_frame_size(Some(4 << 20));
-            let (ws, _) =
-                tokio_tungstenite::client_async_with_config(endpoint.ws.as_str(), stream, Some(config))
-                    .await
-                    .map_err(|e| fail(e.to_string()))?;
+            let connector =
+                if endpoint.tls { Connector::Rustls(opts.tls.client_config()) } else { Connector::Plain };
+            let (ws, _) = tokio_tungstenite::client_async_tls_with_config(
+                endpoint.ws.as_str(),
+                stream,
+                Some(config),
+                Some(connector),
+            )
+            .await
+            .map_err(|e| fail(e.to_string()))?;
             let mut conn = Connection {
                 ws,
                 next_req: 1,
@@ -207,7 +221,11 @@ impl Connection {
 
     /// The local address of the socket.
     pub fn local_addr(&self) -> Option<SocketAddr> {
-        self.ws.get_ref().local_addr().ok()
+        match self.ws.get_ref() {
+            MaybeTlsStream::Plain(tcp) => tcp.local_addr().ok(),
+            MaybeTlsStream::Rustls(tls) => tls.get_ref().0.local_addr().ok(),
+            _ => None,
+        }
     }
 
     /// A fresh request id.
@@ -475,7 +493,7 @@ mod tests {
         let e = Endpoint::parse("http://127.0.0.1:8080").unwrap();
         assert_eq!(e.http, "http://127.0.0.1:8080");
         assert_eq!(e.ws, "ws://127.0.0.1:8080/ws");
-        assert!(e.is_loopback());
+        assert!(e.is_loopback() && !e.tls);
         let e = Endpoint::parse("ws://localhost:9000/ws").unwrap();
         assert_eq!((e.host.as_str(), e.port), ("localhost", 9000));
         assert_eq!(e.http, "http://localhost:9000");
@@ -486,9 +504,43 @@ mod tests {
         assert_eq!(e.host, "::1");
         assert_eq!(e.ws, "ws://[::1]:8080/ws");
         assert!(e.is_loopback());
-        assert_eq!(Endpoint::parse("http://cards.example").unwrap().port, 80);
-        assert!(Endpoint::parse("https://cards.example").is_err());
+        let e = Endpoint::parse("http://cards.example").unwrap();
+        assert_eq!(
+            (e.port, e.http.as_str(), e.ws.as_str()),
+            (80, "http://cards.example", "ws://cards.example/ws")
+        );
         assert!(Endpoint::parse("ftp://x").is_err());
         assert!(Endpoint::parse("http://host:port").is_err());
+        assert!(Endpoint::parse("http://").is_err());
+        assert!(Endpoint::parse("http://ann:secret@cards.example").is_err());
+    }
+
+    #[test]
+    fn tls_endpoints() {
+        let e = Endpoint::parse("https://cards.example").unwrap();
+        assert!(e.tls);
+        assert_eq!((e.host.as_str(), e.port), ("cards.example", 443));
+        assert_eq!((e.http.as_str(), e.ws.as_str()), ("https://cards.example", "wss://cards.example/ws"));
+        let e = Endpoint::parse("wss://cards.example:8443/ws").unwrap();
+        assert!(e.tls);
+        assert_eq!(
+            (e.http.as_str(), e.ws.as_str()),
+            ("https://cards.example:8443", "wss://cards.example:8443/ws")
+        );
+        // A server under a path prefix, behind a proxy.
+        let e = Endpoint::parse("HTTPS://Cards.Example/spades/").unwrap();
+        assert_eq!(
+            (e.http.as_str(), e.ws.as_str()),
+            ("https://cards.example/spades", "wss://cards.example/spades/ws")
+        );
+        let e = Endpoint::parse("wss://cards.example/spades/ws").unwrap();
+        assert_eq!(e.http, "https://cards.example/spades");
+        let e = Endpoint::parse("wss://[::1]:9443").unwrap();
+        assert_eq!((e.host.as_str(), e.ws.as_str()), ("::1", "wss://[::1]:9443/ws"));
+        // An explicit default port is the same address.
+        assert_eq!(
+            Endpoint::parse("https://cards.example:443").unwrap(),
+            Endpoint::parse("https://cards.example").unwrap()
+        );
     }
 }

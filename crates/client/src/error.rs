@@ -14,7 +14,11 @@ pub enum Error {
         /// What is wrong with it.
         why: String,
     },
-    /// The TCP connection or the WebSocket handshake failed.
+    /// The TLS settings could not be used (an unreadable root
+    /// certificate file, …).
+    #[error("TLS: {0}")]
+    Tls(String),
+    /// The TCP connection, the TLS or the WebSocket handshake failed.
     #[error("could not connect to {url}: {why}")]
     Connect {
         /// The address.
@@ -86,7 +90,7 @@ impl Error {
     /// a refused token or table).
     pub fn is_permanent(&self) -> bool {
         match self {
-            Error::Url { .. } | Error::Version { .. } | Error::SessionEnded => true,
+            Error::Url { .. } | Error::Tls(_) | Error::Version { .. } | Error::SessionEnded => true,
             Error::Refused { code, .. } => !matches!(
                 code,
                 ErrorCode::RateLimited

@@ -59,6 +59,7 @@ pub mod peek;
 mod rest;
 pub mod rng;
 mod session;
+mod tls;
 
 #[cfg(feature = "load")]
 pub mod load;
@@ -71,6 +72,7 @@ pub use rest::{Client, TableQuery};
 pub use session::{Attach, Backoff, Command, Event, Session, SessionOptions};
 pub use spades_protocol as protocol;
 pub use spades_protocol::{ClientFrame, ClientMessage, ErrorCode, ServerMessage, TableView};
+pub use tls::Tls;
 
 use spades_engine::{Action, Legal};
 

@@ -7,6 +7,7 @@ use uuid::Uuid;
 use crate::conn::{ConnectOptions, Connection, Endpoint};
 use crate::error::{Error, Result};
 use crate::session::{Attach, Session, SessionOptions};
+use crate::tls::Tls;
 
 /// Filters for [`Client::tables`].
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -67,7 +68,9 @@ pub struct Client {
 }
 
 impl Client {
-    /// A client for the server at `url` (`http://host:port`).
+    /// A client for the server at `url` (`http://host:port`,
+    /// `https://host`, …: see [`Endpoint::parse`]), trusting Mozilla's root
+    /// certificates for `https`.
     ///
     /// # Errors
     /// [`Error::Url`] for an address this library cannot use.
@@ -77,7 +80,17 @@ impl Client {
 
     /// A client for an endpoint.
     pub fn with_endpoint(endpoint: Endpoint) -> Client {
-        Client { endpoint, http: reqwest::Client::new(), connect: ConnectOptions::default() }
+        let connect = ConnectOptions::default();
+        Client { endpoint, http: connect.tls.http_client(), connect }
+    }
+
+    /// Trusts these certificates, for REST calls and connections alike
+    /// (e.g. [`Tls::with_pem_file`] for a private CA). Replaces an HTTP
+    /// client set with [`Client::with_http`].
+    pub fn with_tls(mut self, tls: Tls) -> Client {
+        self.http = tls.http_client();
+        self.connect.tls = tls;
+        self
     }
 
     /// Uses this HTTP client for REST calls (e.g. one bound to a local
@@ -141,6 +154,9 @@ impl Client {
     pub async fn session(&self, attach: Attach, mut opts: SessionOptions) -> Result<Session> {
         if opts.connect.source.is_none() {
             opts.connect.source = self.connect.source;
+        }
+        if opts.connect.tls.is_default() {
+            opts.connect.tls = self.connect.tls.clone();
         }
         Session::open(&self.endpoint, attach, opts).await
     }

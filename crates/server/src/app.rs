@@ -372,14 +372,16 @@ pub fn router(state: AppState) -> Router {
         .layer(middleware::from_fn(rest::json_errors))
         .layer(middleware::from_fn_with_state(Arc::clone(&state), rest_guard))
         .service(rest::routes().with_state(Arc::clone(&state)));
+    // With a separate metrics address, /metrics is served there only.
+    let metrics = state.config.server.metrics_bind.is_none();
     Router::new()
         .route("/ws", get(ws::upgrade))
         .nest_service("/api/v1", api)
         .route("/healthz", get(rest::healthz))
         .route("/readyz", get(rest::readyz))
-        .route("/metrics", get(rest::metrics))
         .route("/", get(web::index))
         .route("/{*path}", get(web::asset))
+        .merge(if metrics { metrics_router(Arc::clone(&state)) } else { Router::new() })
         .with_state(state)
         .layer(
             ServiceBuilder::new()
@@ -388,6 +390,11 @@ pub fn router(state: AppState) -> Router {
                 .layer(PropagateRequestIdLayer::new(request_id))
                 .option_layer(cors),
         )
+}
+
+/// `GET /metrics` alone.
+fn metrics_router<S>(state: AppState) -> Router<S> {
+    Router::new().route("/metrics", get(rest::metrics)).with_state(state)
 }
 
 /// Every `/api/v1` request: the per-address rate limit (429 with
@@ -527,7 +534,24 @@ pub async fn serve_with(
             tracing::debug!(error = %e, "could not set TCP_NODELAY");
         }
     });
+    let metrics = match state.config.server.metrics_bind {
+        Some(bind) => {
+            let listener = TcpListener::bind(bind)
+                .await
+                .with_context(|| format!("binding server.metrics_bind {bind}"))?;
+            info!(addr = %bind, "serving /metrics");
+            let app = metrics_router(Arc::clone(&state));
+            let until = shutdown.clone().cancelled_owned();
+            Some(tokio::spawn(async move { axum::serve(listener, app).with_graceful_shutdown(until).await }))
+        }
+        None => None,
+    };
     axum::serve(listener, app).with_graceful_shutdown(shutdown.clone().cancelled_owned()).await?;
+    if let Some(metrics) = metrics
+        && let Ok(Err(e)) = metrics.await
+    {
+        warn!(error = %e, "the metrics listener failed");
+    }
     state.tracker.close();
     let grace = Duration::from_secs(state.config.server.shutdown_grace_secs);
     if tokio::time::timeout(grace, state.tracker.wait()).await.is_err() {

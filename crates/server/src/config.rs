@@ -11,6 +11,8 @@ use std::path::{Path, PathBuf};
 use figment::Figment;
 use figment::providers::{Env, Format, Serialized, Toml};
 use serde::{Deserialize, Deserializer, Serialize};
+use tracing_subscriber::EnvFilter;
+use tracing_subscriber::filter::LevelFilter;
 
 /// The prefix of every environment override.
 pub const ENV_PREFIX: &str = "SPADES_";
@@ -50,6 +52,11 @@ pub struct ServerConfig {
     /// peer is the client. From the environment: a comma-separated list.
     #[serde(deserialize_with = "list_or_commas")]
     pub trusted_proxies: Vec<String>,
+    /// Address and port to serve `/metrics` on instead of `bind`; then the
+    /// main address does not answer `/metrics`. `None` (an empty string in
+    /// the file or the environment): `/metrics` on the main address.
+    #[serde(with = "optional_addr")]
+    pub metrics_bind: Option<SocketAddr>,
 }
 
 impl Default for ServerConfig {
@@ -59,7 +66,36 @@ impl Default for ServerConfig {
             allowed_origins: Vec::new(),
             shutdown_grace_secs: 10,
             trusted_proxies: Vec::new(),
+            metrics_bind: None,
         }
+    }
+}
+
+/// An optional socket address written as a string, empty for none (TOML
+/// has no null).
+mod optional_addr {
+    use std::net::SocketAddr;
+
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    // serde's `with` passes a reference to the field.
+    #[allow(clippy::ref_option)]
+    pub fn serialize<S: Serializer>(addr: &Option<SocketAddr>, ser: S) -> Result<S::Ok, S::Error> {
+        match addr {
+            Some(addr) => ser.collect_str(addr),
+            None => ser.serialize_str(""),
+        }
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(de: D) -> Result<Option<SocketAddr>, D::Error> {
+        let text = String::deserialize(de)?;
+        let text = text.trim();
+        if text.is_empty() {
+            return Ok(None);
+        }
+        text.parse().map(Some).map_err(|_| {
+            serde::de::Error::custom(format!("{text:?} is not an address and port (e.g. 127.0.0.1:9100)"))
+        })
     }
 }
 
@@ -307,8 +343,35 @@ pub enum LogFormat {
 pub struct LogConfig {
     /// Text or JSON lines.
     pub format: LogFormat,
-    /// A tracing filter (`RUST_LOG` syntax); `RUST_LOG` overrides it.
+    /// A tracing filter (`RUST_LOG` syntax). A non-empty `RUST_LOG`
+    /// variable takes its place (see [`LogConfig::env_filter`]).
     pub filter: String,
+}
+
+/// The environment variable whose filter replaces `log.filter`.
+pub const RUST_LOG: &str = "RUST_LOG";
+
+impl LogConfig {
+    /// The filter in force: `rust_log` (the `RUST_LOG` variable) when it is
+    /// set and not blank, else `log.filter`. `RUST_LOG` wins so that one
+    /// run can be made more verbose without editing the file.
+    ///
+    /// # Errors
+    /// A filter that does not parse, naming where it came from.
+    pub fn env_filter(&self, rust_log: Option<&str>) -> Result<EnvFilter, ConfigError> {
+        let (source, text) = match rust_log.map(str::trim) {
+            Some(text) if !text.is_empty() => (RUST_LOG, text),
+            _ => ("log.filter", self.filter.as_str()),
+        };
+        parse_filter(text)
+            .map_err(|e| ConfigError(format!("{source} {text:?} is not a valid log filter: {e}")))
+    }
+}
+
+/// A filter parsed strictly: any directive that does not parse is an error
+/// (`EnvFilter::new` would skip it and only warn).
+fn parse_filter(text: &str) -> Result<EnvFilter, tracing_subscriber::filter::ParseError> {
+    EnvFilter::builder().with_default_directive(LevelFilter::ERROR.into()).parse(text)
 }
 
 impl Default for LogConfig {
@@ -390,6 +453,9 @@ impl Config {
                 redact_url(url)
             )));
         }
+        parse_filter(&self.log.filter).map_err(|e| {
+            ConfigError(format!("log.filter {:?} is not a valid log filter: {e}", self.log.filter))
+        })?;
         for entry in &self.server.trusted_proxies {
             entry.parse::<Cidr>().map_err(|e| ConfigError(format!("server.trusted_proxies: {e}")))?;
         }
@@ -552,6 +618,47 @@ mod tests {
             jail.set_env("SPADES_SERVER__TRUSTED_PROXIES", "10.0.0.0/8,proxy.internal");
             let err = Config::load(None).unwrap_err().to_string();
             assert!(err.contains("trusted_proxies") && err.contains("proxy.internal"), "{err}");
+            Ok(())
+        });
+    }
+
+    #[test]
+    fn an_invalid_log_filter_is_refused_and_rust_log_takes_precedence() {
+        figment::Jail::expect_with(|jail| {
+            jail.create_file("bad.toml", "[log]\nfilter = \"info,spades_server=loud\"\n")?;
+            let err = Config::load_from(Some(Path::new("bad.toml")), no_env()).unwrap_err().to_string();
+            assert!(err.contains("log.filter") && err.contains("loud"), "{err}");
+            jail.set_env("SPADES_LOG__FILTER", "warn,=");
+            let err = Config::load(None).unwrap_err().to_string();
+            assert!(err.contains("log.filter"), "{err}");
+            Ok(())
+        });
+        let log = LogConfig { format: LogFormat::Text, filter: "warn,spades_server=debug".into() };
+        // Without RUST_LOG (or with a blank one) the file's filter is used.
+        for rust_log in [None, Some(""), Some("  ")] {
+            assert_eq!(log.env_filter(rust_log).unwrap().to_string(), "spades_server=debug,warn");
+        }
+        // RUST_LOG replaces it whole.
+        assert_eq!(log.env_filter(Some("trace")).unwrap().to_string(), "trace");
+        // A bad RUST_LOG is named as such, not ignored.
+        let err = log.env_filter(Some("spades_server=chatty")).unwrap_err().to_string();
+        assert!(err.contains("RUST_LOG") && err.contains("chatty"), "{err}");
+    }
+
+    #[test]
+    fn metrics_bind_is_empty_or_an_address() {
+        figment::Jail::expect_with(|jail| {
+            assert_eq!(Config::load(None).unwrap().server.metrics_bind, None);
+            jail.create_file("c.toml", "[server]\nmetrics_bind = \"127.0.0.1:9100\"\n")?;
+            let config = Config::load_from(Some(Path::new("c.toml")), no_env()).unwrap();
+            assert_eq!(config.server.metrics_bind, Some("127.0.0.1:9100".parse().unwrap()));
+            jail.set_env("SPADES_SERVER__METRICS_BIND", "");
+            assert_eq!(Config::load(Some(Path::new("c.toml"))).unwrap().server.metrics_bind, None);
+            jail.set_env("SPADES_SERVER__METRICS_BIND", "[::1]:9200");
+            assert_eq!(Config::load(None).unwrap().server.metrics_bind, Some("[::1]:9200".parse().unwrap()));
+            jail.set_env("SPADES_SERVER__METRICS_BIND", "localhost");
+            let err = Config::load(None).unwrap_err().to_string().to_lowercase();
+            assert!(err.contains("metrics_bind") && err.contains("localhost"), "{err}");
             Ok(())
         });
     }

@@ -5,7 +5,8 @@ use std::path::PathBuf;
 use anyhow::Context;
 use clap::Parser;
 use spades_server::Config;
-use spades_server::config::LogFormat;
+use spades_server::config::{LogFormat, RUST_LOG};
+use std::io::IsTerminal;
 use tokio_util::sync::CancellationToken;
 use tracing_subscriber::EnvFilter;
 
@@ -41,7 +42,14 @@ fn main() -> anyhow::Result<()> {
     if cli.healthcheck {
         std::process::exit(if healthcheck(&config) { 0 } else { 1 });
     }
-    init_logging(&config);
+    let filter = match config.log.env_filter(std::env::var(RUST_LOG).ok().as_deref()) {
+        Ok(f) => f,
+        Err(e) => {
+            eprintln!("spades-server: {e}");
+            std::process::exit(2);
+        }
+    };
+    init_logging(config.log.format, filter);
     tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -71,12 +79,28 @@ fn healthcheck(config: &Config) -> bool {
     response.starts_with("HTTP/1.1 200")
 }
 
-fn init_logging(config: &Config) {
-    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(&config.log.filter));
-    let builder = tracing_subscriber::fmt().with_env_filter(filter);
-    match config.log.format {
-        LogFormat::Json => builder.json().flatten_event(true).with_current_span(true).init(),
-        LogFormat::Text => builder.init(),
+/// Logs to standard output; text lines carry colour codes only when it is
+/// a terminal (not in files, pipes or a container's log collector).
+fn init_logging(format: LogFormat, filter: EnvFilter) {
+    let ansi = std::io::stdout().is_terminal();
+    tracing::subscriber::set_global_default(subscriber(format, filter, ansi, std::io::stdout))
+        .expect("no other logger was installed");
+}
+
+/// The log subscriber writing to `writer`.
+fn subscriber<W>(
+    format: LogFormat,
+    filter: EnvFilter,
+    ansi: bool,
+    writer: W,
+) -> Box<dyn tracing::Subscriber + Send + Sync>
+where
+    W: for<'w> tracing_subscriber::fmt::MakeWriter<'w> + Send + Sync + 'static,
+{
+    let builder = tracing_subscriber::fmt().with_env_filter(filter).with_writer(writer);
+    match format {
+        LogFormat::Json => Box::new(builder.json().flatten_event(true).with_current_span(true).finish()),
+        LogFormat::Text => Box::new(builder.with_ansi(ansi).finish()),
     }
 }
 
@@ -113,4 +137,51 @@ async fn on_signal(shutdown: CancellationToken) {
     }
     tracing::info!("shutting down");
     shutdown.cancel();
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::{Arc, Mutex};
+
+    use super::*;
+
+    /// A writer that keeps what was logged.
+    #[derive(Clone, Default)]
+    struct Buffer(Arc<Mutex<Vec<u8>>>);
+
+    impl std::io::Write for Buffer {
+        fn write(&mut self, data: &[u8]) -> std::io::Result<usize> {
+            self.0.lock().unwrap().extend_from_slice(data);
+            Ok(data.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    fn logged(format: LogFormat, ansi: bool) -> String {
+        let buffer = Buffer::default();
+        let out = buffer.clone();
+        let filter = EnvFilter::new("info");
+        let subscriber = subscriber(format, filter, ansi, move || out.clone());
+        tracing::subscriber::with_default(subscriber, || {
+            tracing::info!(table = "t1", "table created");
+            tracing::debug!("filtered out");
+        });
+        String::from_utf8(buffer.0.lock().unwrap().clone()).unwrap()
+    }
+
+    #[test]
+    fn text_logs_carry_colour_codes_only_on_a_terminal() {
+        let plain = logged(LogFormat::Text, false);
+        assert!(plain.contains("table created") && plain.contains("table=\"t1\""), "{plain}");
+        assert!(!plain.contains('\x1b'), "colour codes in a non-terminal log: {plain:?}");
+        assert!(!plain.contains("filtered out"), "{plain}");
+        // The same line on a terminal is coloured (so the check above means something).
+        assert!(logged(LogFormat::Text, true).contains('\x1b'));
+        let json = logged(LogFormat::Json, false);
+        let line: serde_json::Value = serde_json::from_str(json.lines().next().unwrap()).unwrap();
+        assert_eq!(line["message"], "table created");
+        assert!(!json.contains('\x1b'), "{json:?}");
+    }
 }

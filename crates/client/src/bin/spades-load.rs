@@ -24,7 +24,7 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 use serde::Serialize;
 use spades_client::load::{self, CapacityConfig, LoadConfig, Mode};
 use spades_client::protocol::Tempo;
-use spades_client::{Client, Endpoint};
+use spades_client::{Client, Endpoint, Tls};
 use spades_engine::{MatchEnd, Rules};
 use uuid::Uuid;
 
@@ -77,7 +77,8 @@ struct SummaryArgs {
 
 #[derive(Debug, Args)]
 struct Common {
-    /// The server (`http://host:port`; `ws://host:port/ws` for echo).
+    /// The server (`http://host:port` or `https://host`; `ws://host:port/ws`
+    /// for echo).
     #[arg(long, default_value = "http://127.0.0.1:8080", env = "SPADES_URL")]
     url: String,
     /// The server's process id, to report its resident memory and CPU.
@@ -97,6 +98,10 @@ struct Common {
     /// Allow a server that is not on a loopback address.
     #[arg(long)]
     allow_remote: bool,
+    /// Also trust the certificates in this PEM file for an `https://`
+    /// server (a private CA or a self-signed certificate).
+    #[arg(long, env = "SPADES_CA_FILE")]
+    ca_file: Option<PathBuf>,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -242,6 +247,14 @@ fn endpoint(c: &Common) -> anyhow::Result<Endpoint> {
     Ok(e)
 }
 
+/// The certificates to trust: Mozilla's roots, and `--ca-file`'s.
+fn tls(c: &Common) -> anyhow::Result<Tls> {
+    Ok(match &c.ca_file {
+        Some(path) => Tls::with_pem_file(path)?,
+        None => Tls::default(),
+    })
+}
+
 fn sources(c: &Common, connections: usize) -> Vec<IpAddr> {
     let n = c.sources.unwrap_or(if connections > 8000 { connections.div_ceil(8000) } else { 0 });
     load::loopback_sources(n)
@@ -249,6 +262,7 @@ fn sources(c: &Common, connections: usize) -> Vec<IpAddr> {
 
 fn config(c: &Common, l: &LoadArgs, max_tables: usize) -> anyhow::Result<LoadConfig> {
     let mut cfg = LoadConfig::new(endpoint(c)?);
+    cfg.tls = tls(c)?;
     cfg.mode = match l.mode {
         ModeArg::Game => Mode::Game,
         ModeArg::Echo => Mode::Echo,
@@ -351,7 +365,7 @@ async fn memory(a: MemoryArgs) -> anyhow::Result<()> {
 }
 
 async fn bot(a: BotArgs) -> anyhow::Result<()> {
-    let client = Client::with_endpoint(endpoint(&a.common)?);
+    let client = Client::with_endpoint(endpoint(&a.common)?).with_tls(tls(&a.common)?);
     let think = Duration::from_millis(a.think_ms);
     let moves = load::bots(&client, a.table, a.seats, think, a.owner_token.as_deref()).await?;
     eprintln!("the match is over: the bots made {moves} moves");

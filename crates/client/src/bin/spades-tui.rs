@@ -2,6 +2,7 @@
 //!
 //! ```sh
 //! spades-tui --url http://127.0.0.1:8080 --name Ann
+//! spades-tui --url https://cards.example --name Ann
 //! ```
 //!
 //! The lobby lists the tables (↑/↓, Enter sits, w watches, c creates one);
@@ -23,16 +24,20 @@ use ratatui::crossterm::terminal::{
 };
 use ratatui::widgets::{Paragraph, Wrap};
 use spades_client::tui::{App, Driver, Effect, Input, Key};
-use spades_client::{Client, SessionOptions};
+use spades_client::{Client, SessionOptions, Tls};
 use tokio::sync::mpsc;
 
 /// Play Spades in a terminal.
 #[derive(Debug, Parser)]
 #[command(name = "spades-tui", version)]
 struct Args {
-    /// The server.
+    /// The server: `http://host:port`, or `https://host` behind a TLS proxy.
     #[arg(long, default_value = "http://127.0.0.1:8080", env = "SPADES_URL")]
     url: String,
+    /// Also trust the certificates in this PEM file for an `https://`
+    /// server (a private CA or a self-signed certificate).
+    #[arg(long, env = "SPADES_CA_FILE")]
+    ca_file: Option<std::path::PathBuf>,
     /// Your name at the table (1 to 24 characters).
     #[arg(long, env = "USER", default_value = "Player")]
     name: String,
@@ -40,7 +45,10 @@ struct Args {
 
 fn main() -> anyhow::Result<()> {
     let args = Args::parse();
-    let client = Client::new(&args.url)?;
+    let mut client = Client::new(&args.url)?;
+    if let Some(path) = &args.ca_file {
+        client = client.with_tls(Tls::with_pem_file(path)?);
+    }
     let name: String = args.name.chars().take(24).collect();
     let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?;
 

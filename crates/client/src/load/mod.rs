@@ -42,6 +42,7 @@ use crate::conn::{ConnectOptions, Connection, Endpoint, action_message};
 use crate::peek::{self, Kind};
 use crate::rest::Client;
 use crate::rng::SplitMix;
+use crate::tls::Tls;
 use crate::{Attach, Command, Event, SessionOptions};
 
 /// What the load generator talks to.
@@ -87,6 +88,8 @@ pub struct LoadConfig {
     pub server_pid: Option<u32>,
     /// WebSocket read buffer of each connection, in bytes.
     pub read_buffer: usize,
+    /// The certificates trusted for an `https://` server.
+    pub tls: Tls,
 }
 
 impl LoadConfig {
@@ -107,6 +110,7 @@ impl LoadConfig {
             restart: true,
             server_pid: None,
             read_buffer: 4096,
+            tls: Tls::default(),
         }
     }
 }
@@ -142,6 +146,7 @@ impl Shared {
             read_buffer: self.cfg.read_buffer,
             connect_timeout: Duration::from_secs(20),
             request_timeout: Duration::from_secs(20),
+            tls: self.cfg.tls.clone(),
         }
     }
 
@@ -179,7 +184,9 @@ impl std::fmt::Debug for Shared {
 impl Runner {
     /// A runner with no tables yet.
     pub fn new(cfg: LoadConfig) -> Runner {
-        let http = reqwest::Client::builder()
+        let http = cfg
+            .tls
+            .http_builder()
             .pool_max_idle_per_host(32)
             .timeout(Duration::from_secs(30))
             .build()

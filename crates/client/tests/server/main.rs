@@ -4,4 +4,5 @@
 mod helpers;
 mod library;
 mod load;
+mod tls;
 mod tui;
