@@ -297,7 +297,7 @@ pub(crate) fn search_play(
             race.values[i].push(v);
         }
         worlds += 1;
-        if worlds % 8 == 0 {
+        if worlds.is_multiple_of(8) {
             race.prune();
         }
     }
@@ -357,7 +357,7 @@ pub(crate) fn search_bid(view: &SeatView, k: &Knowledge, budget: &Budget, seed: 
             }
         }
         worlds += 1;
-        if worlds % 8 == 0 {
+        if worlds.is_multiple_of(8) {
             race.prune();
         }
     }

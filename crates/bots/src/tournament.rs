@@ -220,7 +220,7 @@ fn run_table(
 
 /// Bot A's team at deal or match number `k`: alternate the physical seats.
 fn a_team(k: u64) -> Team {
-    if k % 2 == 0 { Team::NorthSouth } else { Team::EastWest }
+    if k.is_multiple_of(2) { Team::NorthSouth } else { Team::EastWest }
 }
 
 /// One duplicate deal: the same cards played twice (rotated).
@@ -286,7 +286,7 @@ fn parallel<T: Send>(
                     let d = done.fetch_add(1, Ordering::Relaxed) as u64 + 1;
                     if let Some(what) = progress {
                         let step = (count / 10).max(1);
-                        if d % step == 0 || d == count {
+                        if d.is_multiple_of(step) || d == count {
                             eprintln!("  {what}: {d}/{count} ({:.0} s)", started.elapsed().as_secs_f64());
                         }
                     }

@@ -49,7 +49,11 @@ fn random_and_rule_bots_are_always_legal_over_thousands_of_hands() {
             // Mixed tables: the strength depends on the seat and changes
             // every few plies (takeovers in the middle of a hand).
             let pick = |seat: Seat, ply: usize| {
-                if (usize::from(seat.index()) + ply / 7) % 3 == 0 { Strength::Random } else { Strength::Rule }
+                if (usize::from(seat.index()) + ply / 7).is_multiple_of(3) {
+                    Strength::Random
+                } else {
+                    Strength::Rule
+                }
             };
             play(&mut m, 25, pick, &budget, seed);
             hands += m.results().len();
@@ -67,7 +71,11 @@ fn search_bot_is_always_legal() {
         for seed in 0..2u64 {
             let mut m = Match::new(rules, 1000 + seed * 7 + r as u64);
             let pick = |seat: Seat, ply: usize| {
-                if (usize::from(seat.index()) + ply / 5) % 2 == 0 { Strength::Search } else { Strength::Rule }
+                if (usize::from(seat.index()) + ply / 5).is_multiple_of(2) {
+                    Strength::Search
+                } else {
+                    Strength::Rule
+                }
             };
             play(&mut m, 2, pick, &budget, seed);
             hands += m.results().len();

@@ -66,7 +66,7 @@ impl Seat {
 
     /// The partnership this seat belongs to.
     pub const fn team(self) -> Team {
-        if self as u8 % 2 == 0 { Team::NorthSouth } else { Team::EastWest }
+        if (self as u8).is_multiple_of(2) { Team::NorthSouth } else { Team::EastWest }
     }
 
     /// The English name: "North", "East", …

@@ -157,7 +157,7 @@ async fn play_on(journal: &Journal, id: Uuid, mut m: Match, n: usize) -> Match {
             Legal::Play { cards } => Action::Play(cards.first().unwrap()),
             Legal::None => break,
         };
-        let source = if i % 3 == 0 { ActionSource::Player } else { ActionSource::Bot };
+        let source = if i.is_multiple_of(3) { ActionSource::Player } else { ActionSource::Bot };
         journal
             .append(id, ActionRecord { index: i, seat, action, source, at_ms: 1000 + i as u64 })
             .await

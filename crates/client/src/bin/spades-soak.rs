@@ -393,7 +393,7 @@ fn choose(view: &TableView, rng: &mut SplitMix) -> Option<Action> {
     match g.legal {
         Legal::Bid { min, max } => {
             // Modest bids, like people make, and now and then a nil.
-            let b = if min == 0 && rng.next_u64() % 20 == 0 {
+            let b = if min == 0 && rng.next_u64().is_multiple_of(20) {
                 0
             } else {
                 min.max(1) + (rng.next_u64() % 4) as u8
