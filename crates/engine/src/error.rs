@@ -26,7 +26,7 @@ pub enum ActionError {
     #[error("bidding is not over yet: the play starts once all four seats have bid")]
     BiddingNotOver,
     /// A bid outside the table's range.
-    #[error("bid must be {min}..=13 (got {bid})")]
+    #[error("bid must be from {min} to 13 (got {bid})")]
     BidOutOfRange {
         /// The refused bid.
         bid: u8,
@@ -34,7 +34,7 @@ pub enum ActionError {
         min: u8,
     },
     /// A nil bid at a table with nil switched off.
-    #[error("nil is switched off at this table: bid 1..=13")]
+    #[error("nil is switched off at this table: bid from 1 to 13")]
     NilNotAllowed,
     /// The card is not in the player's hand.
     #[error("that card is not in your hand ({card})")]

@@ -728,7 +728,10 @@ mod tests {
             hand.apply(Seat::East, Action::Bid(14), &mut ev),
             Err(ActionError::BidOutOfRange { bid: 14, min: 1 })
         );
-        assert_eq!(ActionError::BidOutOfRange { bid: 14, min: 1 }.to_string(), "bid must be 1..=13 (got 14)");
+        assert_eq!(
+            ActionError::BidOutOfRange { bid: 14, min: 1 }.to_string(),
+            "bid must be from 1 to 13 (got 14)"
+        );
         hand.apply(Seat::East, Action::Bid(1), &mut ev).unwrap();
     }
 

@@ -190,10 +190,10 @@ fn bids_are_typed_and_bad_ones_explained() {
         Input::Session(Event::Refused {
             req: Some(3),
             code: ErrorCode::BidOutOfRange,
-            message: "bid must be 0..=13 (got 14)".into(),
+            message: "bid must be from 0 to 13 (got 14)".into(),
         }),
     );
-    assert!(text(&app).contains("! bid must be 0..=13 (got 14)"));
+    assert!(text(&app).contains("! bid must be from 0 to 13 (got 14)"));
     app.update(9_100, Input::Session(Event::Ack { req: 4 }));
     assert!(!text(&app).contains("got 14"), "an accepted move clears the refusal");
 }
