@@ -18,6 +18,7 @@ import { lobbyTests } from './tests/lobby.test.mjs';
 import { playTests } from './tests/play.test.mjs';
 import { PRESENCE_ENV, presenceTests } from './tests/presence.test.mjs';
 import { restartTests } from './tests/restart.test.mjs';
+import { timeoutTests } from './tests/timeouts.test.mjs';
 
 const suite = { browser: null, stack: null, fastStack: null };
 
@@ -51,5 +52,6 @@ describe('Spades web client in Chromium', { timeout: 300_000 }, () => {
   lobbyTests(suite);
   playTests(suite);
   presenceTests(suite);
+  timeoutTests(suite);
   restartTests(suite);
 });

@@ -111,7 +111,8 @@ export function mountTable(root, tableId, intent, { setTitle }) {
   const refusal = h('div', { class: 'refusal', id: 'refusal', role: 'alert', hidden: true });
   const turnText = h('span', { class: 'turn-text' });
   const myClock = h('span', { class: 'my-clock', hidden: true });
-  const turnLine = h('div', { class: 'turn-line', id: 'turn-line' }, turnText, myClock);
+  const turnWarn = h('span', { class: 'turn-warn', id: 'turn-warn' });
+  const turnLine = h('div', { class: 'turn-line', id: 'turn-line' }, turnText, myClock, turnWarn);
   const bidGrid = h('div', { class: 'bid-grid', role: 'group', 'aria-label': 'Choose your bid' });
   const bidConfirm = h('button', { type: 'button', class: 'btn btn-primary bid-confirm', disabled: true, onclick: () => sendBid() }, 'Bid');
   const bidNote = h('p', { class: 'bid-note muted' });
@@ -274,6 +275,16 @@ export function mountTable(root, tableId, intent, { setTitle }) {
       if (la.action.bid != null) parts.unshift(`${who} bids ${la.action.bid === 0 ? 'nil' : la.action.bid}.`);
       else if (la.action.play) parts.unshift(`${who} plays ${cardName(la.action.play)}.`);
     }
+    // The player's own clock ran out: say what the table played for them.
+    if (la && laKey !== st.lastActionKey && la.seat === view.you && la.source === 'timeout' && !st.firstView) {
+      const me = view.seats[seatIndex(view.you)];
+      const what = la.action.bid != null
+        ? (la.action.bid === 0 ? 'bid nil' : `bid ${la.action.bid}`)
+        : `played ${cardName(la.action.play)}`;
+      const text = `Time ran out: the table ${what} for you (${me.timeouts} of ${view.autopilot_after ?? 3} before autopilot).`;
+      parts.push(text);
+      showNotice(text);
+    }
     st.lastActionKey = laKey;
     if (g && myTurn()) {
       const key = `${g.hand_number}:${g.phase}:${g.tricks.length}:${g.trick.cards.length}`;
@@ -284,7 +295,12 @@ export function mountTable(root, tableId, intent, { setTitle }) {
     }
     if (prev && view.you && prev.seats[seatIndex(view.you)].status !== view.seats[seatIndex(view.you)].status) {
       const s = view.seats[seatIndex(view.you)].status;
-      if (s === 'autopilot') parts.push('Your seat is on autopilot: press Take over to play again.');
+      if (s === 'autopilot') {
+        const n = view.seats[seatIndex(view.you)].timeouts;
+        const text = `Autopilot is on: your time ran out ${n} times in a row. Press Take over to play again.`;
+        parts.push(text);
+        showNotice(text);
+      }
     }
   }
 
@@ -405,7 +421,15 @@ export function mountTable(root, tableId, intent, { setTitle }) {
   }
 
   // ---- actions ---------------------------------------------------------
+  /** News for the player (not a refusal): shown where refusals are. */
+  function showNotice(message) {
+    showRefusal(message);
+    st.refusalInfo = true;
+    renderRefusal();
+  }
+
   function showRefusal(message) {
+    st.refusalInfo = false;
     st.refusal = message;
     clearTimeout(st.refusalTimer);
     st.refusalTimer = setTimeout(() => {
@@ -852,6 +876,7 @@ export function mountTable(root, tableId, intent, { setTitle }) {
 
   function renderRefusal() {
     refusal.hidden = !st.refusal;
+    refusal.classList.toggle('info', !!st.refusalInfo);
     setText(refusal, st.refusal || '');
   }
 
@@ -873,7 +898,18 @@ export function mountTable(root, tableId, intent, { setTitle }) {
     if (mine) {
       const left = remaining(c.deadline);
       setText(myClock, `${Math.ceil(left / 1000)} s`);
-      myClock.classList.toggle('low', left < 10000);
+      // Low: the last 10 seconds, or the last third of a shorter clock.
+      const low = left < Math.min(10000, c.duration_ms / 3);
+      myClock.classList.toggle('low', low);
+      if (low && st.warnedDeadline !== c.deadline && left > 0) {
+        st.warnedDeadline = c.deadline;
+        const text = `Hurry: ${Math.ceil(left / 1000)} s left before the table plays for you.`;
+        setText(turnWarn, text);
+        announce(text, true);
+      }
+      if (!low) setText(turnWarn, '');
+    } else {
+      setText(turnWarn, '');
     }
     const second = Math.floor(serverNow() / 1000);
     if (second !== lastSecond) {

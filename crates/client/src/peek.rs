@@ -193,6 +193,7 @@ mod tests {
             clock: None,
             last_action: None,
             server_time: 1,
+            autopilot_after: 3,
         };
         serde_json::to_string(&ServerMessage::View { seq: 7, view: Box::new(view) }).unwrap()
     }

@@ -224,6 +224,14 @@ pub struct TableView {
     pub last_action: Option<LastAction>,
     /// The server's time when the view was made (Unix time, milliseconds).
     pub server_time: u64,
+    /// Timeouts in a row after which the autopilot plays a seat (the
+    /// server's `tables.autopilot_after`), so a client can say "1 of 3".
+    #[serde(default = "default_autopilot_after")]
+    pub autopilot_after: u8,
+}
+
+fn default_autopilot_after() -> u8 {
+    3
 }
 
 /// A message from a client, with its optional request id.

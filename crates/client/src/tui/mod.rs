@@ -529,6 +529,7 @@ impl App {
                 t.awaiting = false;
                 let was_my_turn = my_turn(t);
                 let hand_before = t.view.as_ref().and_then(|v| v.game.as_ref()).map(|g| g.hand_number);
+                let news = timeout_news(t.view.as_deref(), &view);
                 t.view = Some(view);
                 t.view_at_ms = now;
                 let n = hand_cards(t).len();
@@ -541,6 +542,9 @@ impl App {
                 let hand_now = t.view.as_ref().and_then(|v| v.game.as_ref()).map(|g| g.hand_number);
                 if hand_before.is_some() && hand_now != hand_before {
                     self.info("a new hand is dealt");
+                }
+                if let Some(news) = news {
+                    self.info(news);
                 }
             }
             Event::Ack { .. } => {
@@ -625,6 +629,38 @@ pub fn clock_left_ms(t: &TableScreen, now_ms: u64) -> Option<u64> {
 pub fn mmss(ms: u64) -> String {
     let s = ms.div_ceil(1000);
     format!("{}:{:02}", s / 60, s % 60)
+}
+
+/// What a new view says about this client's own clock running out: the
+/// move the table made for it ("time ran out: the table played 4C for you
+/// (1 of 3 before autopilot)"), and the autopilot coming on.
+pub fn timeout_news(prev: Option<&TableView>, view: &TableView) -> Option<String> {
+    let you = view.you?;
+    let i = usize::from(you.index());
+    let now = view.seats[i].status;
+    let before = prev.map(|p| p.seats[i].status);
+    if now == spades_protocol::SeatStatus::Autopilot && before != Some(now) {
+        return Some(format!(
+            "autopilot is on after {} timeouts in a row: /takeover to play again",
+            view.seats[i].timeouts
+        ));
+    }
+    let last = view.last_action?;
+    if last.seat != you
+        || last.source != spades_protocol::ActionSource::Timeout
+        || prev.and_then(|p| p.last_action) == Some(last)
+    {
+        return None;
+    }
+    let what = match last.action {
+        spades_engine::Action::Bid(0) => "bid nil".to_owned(),
+        spades_engine::Action::Bid(n) => format!("bid {n}"),
+        spades_engine::Action::Play(card) => format!("played {card}"),
+    };
+    Some(format!(
+        "time ran out: the table {what} for you ({} of {} before autopilot)",
+        view.seats[i].timeouts, view.autopilot_after
+    ))
 }
 
 #[cfg(test)]

@@ -49,6 +49,7 @@ fn view_of(m: Option<&Match>, you: Seat, server_time: u64) -> TableView {
         clock,
         last_action: None,
         server_time,
+        autopilot_after: 3,
     }
 }
 
@@ -297,4 +298,34 @@ fn the_end_of_the_match_is_announced() {
     assert!(screen.contains("Match over"), "{screen}");
     assert!(screen.contains("after 5 hands"));
     assert_eq!(key(&mut app, Key::Enter), vec![Effect::CloseSession, Effect::ListTables]);
+}
+
+#[test]
+fn a_timeout_and_the_autopilot_are_told() {
+    use spades_protocol::{ActionSource, LastAction};
+    let m = Match::new(Rules::default(), 9);
+    let you = m.turn().unwrap();
+    let before = view_of(Some(&m), you, 1_000);
+    let mut after = before.clone();
+    after.last_action = Some(LastAction { seat: you, action: Action::Bid(2), source: ActionSource::Timeout });
+    after.seats[usize::from(you.index())].timeouts = 1;
+    assert_eq!(
+        timeout_news(Some(&before), &after).as_deref(),
+        Some("time ran out: the table bid 2 for you (1 of 3 before autopilot)")
+    );
+    // Said once: the same last action in the next view is not news.
+    assert_eq!(timeout_news(Some(&after), &after), None);
+    // Another seat's timeout is not this player's news.
+    let mut other = before.clone();
+    other.last_action =
+        Some(LastAction { seat: you.next(), action: Action::Bid(2), source: ActionSource::Timeout });
+    assert_eq!(timeout_news(Some(&before), &other), None);
+    // The autopilot coming on says why.
+    let mut auto = after.clone();
+    auto.seats[usize::from(you.index())].status = SeatStatus::Autopilot;
+    auto.seats[usize::from(you.index())].timeouts = 3;
+    assert_eq!(
+        timeout_news(Some(&after), &auto).as_deref(),
+        Some("autopilot is on after 3 timeouts in a row: /takeover to play again")
+    );
 }

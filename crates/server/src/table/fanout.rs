@@ -173,6 +173,7 @@ impl Table {
             clock,
             last_action: self.last_action,
             server_time: now_ms,
+            autopilot_after: self.settings.autopilot_after,
         };
         match serde_json::to_string(&ServerMessage::View { seq: self.seq, view: Box::new(view) }) {
             Ok(s) => Some(Utf8Bytes::from(s)),
