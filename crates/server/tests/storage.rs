@@ -10,8 +10,8 @@ use std::time::{Duration, Instant};
 use spades_engine::{Action, BySeat, Legal, Match, MatchEnd, Move, Rules, Seat};
 use spades_protocol::{ActionSource, SeatKind, TableOptions};
 use spades_server::storage::{
-    ActionRecord, Faults, Journal, Op, SeatRecord, StorageError, StoreOptions, TableRecord, execute_raw,
-    redact_url,
+    ActionRecord, Faults, Journal, Op, SeatRecord, StorageError, StoreOptions, TableRecord, db_location,
+    execute_raw,
 };
 use sqlx::Connection;
 use sqlx::postgres::PgPoolOptions;
@@ -843,15 +843,15 @@ async fn injected_faults_once_for_a_while_and_after_commit() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn database_errors_never_show_a_password() {
     assert_eq!(
-        redact_url("postgres://spades:hunter2@db.example:5432/spades?sslmode=require"),
+        db_location("postgres://spades:hunter2@db.example:5432/spades?sslmode=require"),
         "postgres://db.example:5432/spades"
     );
-    assert_eq!(redact_url("postgresql://db:5432/x"), "postgresql://db:5432/x");
+    assert_eq!(db_location("postgresql://db:5432/x"), "postgresql://db:5432/x");
     assert_eq!(
-        redact_url("sqlite:///var/lib/spades/spades.db?mode=rwc"),
+        db_location("sqlite:///var/lib/spades/spades.db?mode=rwc"),
         "sqlite:///var/lib/spades/spades.db"
     );
-    assert_eq!(redact_url("sqlite:spades.db"), "sqlite:spades.db");
+    assert_eq!(db_location("sqlite:spades.db"), "sqlite:spades.db");
     let options = StoreOptions { acquire_timeout: Duration::from_millis(300), ..Default::default() };
     let url = "postgres://spades:hunter2@127.0.0.1:1/spades";
     let e = Journal::open_with(url, &std::env::temp_dir(), options).await.unwrap_err();
@@ -957,7 +957,7 @@ async fn a_hanging_read_fails_after_the_read_timeout() {
     let took = began.elapsed();
     assert!(took >= Duration::from_millis(450) && took < Duration::from_secs(2), "{took:?}");
     assert!(e.contains("no answer within 500 ms"), "{e}");
-    assert!(e.contains(&redact_url(&db.url)), "names the database: {e}");
+    assert!(e.contains(&db_location(&db.url)), "names the database: {e}");
     // The tables restored at start-up: the one that cannot be read is an
     // error beside the others, in time.
     let began = Instant::now();

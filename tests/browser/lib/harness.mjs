@@ -17,11 +17,11 @@ const LAUNCH_ARGS = [
 ];
 
 /**
- * A server with test settings, optionally behind a proxy that serves web/
- * from disk (SPADES_TEST_WEB_DIR). `url` is what the browser opens.
+ * `server` as the browser reaches it: directly, or behind a proxy that
+ * serves web/ from disk (SPADES_TEST_WEB_DIR). `url` is what the browser
+ * opens, `api` the server itself; `extra` joins the returned stack.
  */
-export async function startStack(env = {}) {
-  const server = await startServer(env);
+async function stackOf(server, extra = {}) {
   let proxy = null;
   if (process.env.SPADES_TEST_WEB_DIR) {
     proxy = await startWebProxy(path.resolve(REPO_ROOT, process.env.SPADES_TEST_WEB_DIR), server.port);
@@ -30,11 +30,17 @@ export async function startStack(env = {}) {
     url: proxy ? proxy.url : server.url,
     api: server.url,
     server,
+    ...extra,
     async stop() {
       await proxy?.stop();
       await server.stop();
     },
   };
+}
+
+/** A server with test settings (see `stackOf`). */
+export async function startStack(env = {}) {
+  return stackOf(await startServer(env));
 }
 
 /**
@@ -45,23 +51,12 @@ export async function startStack(env = {}) {
  */
 export async function startDurableStack(env = {}) {
   const server = await startDurableServer(env);
-  let proxy = null;
-  if (process.env.SPADES_TEST_WEB_DIR) {
-    proxy = await startWebProxy(path.resolve(REPO_ROOT, process.env.SPADES_TEST_WEB_DIR), server.port);
-  }
-  return {
-    url: proxy ? proxy.url : server.url,
-    api: server.url,
-    server,
+  return stackOf(server, {
     async restart(signal) {
       await server.kill(signal);
       await server.start();
     },
-    async stop() {
-      await proxy?.stop();
-      await server.stop();
-    },
-  };
+  });
 }
 
 export function launchBrowser() {

@@ -426,8 +426,10 @@ fn summary_of(stored: &StoredTable) -> MatchSummary {
 }
 
 /// `url` without user, password or query: `scheme://host:port/db`, or the
-/// file path of a SQLite URL. Safe for logs and error messages.
-pub fn redact_url(url: &str) -> String {
+/// file path of a SQLite URL: where the database is, for error messages.
+/// (The configuration's `Debug` masks only the password instead:
+/// [`crate::config::redact_url`].)
+pub fn db_location(url: &str) -> String {
     let Some((scheme, rest)) = url.split_once("://") else {
         // `sqlite:path` or a bare path: no credentials, drop any query.
         return url.split('?').next().unwrap_or_default().to_owned();
@@ -446,7 +448,7 @@ fn scrub(message: &str, url: &str) -> String {
     if url.is_empty() {
         return message.to_owned();
     }
-    let mut out = message.replace(url, &redact_url(url));
+    let mut out = message.replace(url, &db_location(url));
     if let Some((_, rest)) = url.split_once("://")
         && let Some((userinfo, _)) = rest.split('/').next().unwrap_or_default().rsplit_once('@')
         && let Some((_, password)) = userinfo.split_once(':')

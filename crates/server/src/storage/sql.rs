@@ -26,7 +26,7 @@ use tracing::{info, warn};
 use uuid::Uuid;
 
 use super::{
-    ActionRecord, SeatRecord, StorageError, StoreOptions, StoredTable, TableRecord, redact_url, scrub,
+    ActionRecord, SeatRecord, StorageError, StoreOptions, StoredTable, TableRecord, db_location, scrub,
 };
 
 /// Most writes committed in one transaction.
@@ -175,7 +175,7 @@ impl SqlStore {
     }
 
     /// [`SqlStore::open`] with explicit options. Error messages name the
-    /// database by [`redact_url`] only: never a password.
+    /// database by [`db_location`] only: never a password.
     ///
     /// # Errors
     /// When the database cannot be opened or migrated.
@@ -185,7 +185,7 @@ impl SqlStore {
         options: StoreOptions,
     ) -> Result<SqlStore, StorageError> {
         let location =
-            if url.is_empty() { data_dir.join("spades.db").display().to_string() } else { redact_url(url) };
+            if url.is_empty() { data_dir.join("spades.db").display().to_string() } else { db_location(url) };
         let named = |what: &str, e: &dyn std::fmt::Display| {
             StorageError::Database(scrub(&format!("{what} {location}: {e}"), url))
         };
