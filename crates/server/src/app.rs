@@ -244,6 +244,8 @@ pub struct Shared {
     pub trusted_proxies: Vec<Cidr>,
     /// Permits for REST requests in progress.
     pub requests: Arc<Semaphore>,
+    /// This node's part of the cluster; `None` for a single server.
+    pub cluster: Option<Arc<crate::cluster::Cluster>>,
     next_conn: AtomicU64,
 }
 
@@ -276,12 +278,19 @@ impl Shared {
         }
         let (owner_token, owner) = new_token().map_err(|_| AppError::internal("no randomness"))?;
         let id = Uuid::new_v4();
-        let init = self.table_init(id, name, options, owner, now_ms());
-        self.journal.create_table(&table::table_record(&init)).await.map_err(|e| {
+        let mut init = self.table_init(id, name, options, owner, now_ms());
+        if let Some(c) = &self.cluster {
+            // This node owns the new table from its first write on.
+            (init.journal, init.shutdown) = c.own(&self.journal, &self.shutdown, 0);
+        }
+        init.journal.create_table(&table::table_record(&init)).await.map_err(|e| {
             warn!(error = %e, "could not store a new table");
             AppError::internal("storage is unavailable")
         })?;
         let handle = table::spawn(init, None, &self.tracker);
+        if let Some(c) = &self.cluster {
+            c.owns(0, handle.clone());
+        }
         self.registry.tables.insert(id, handle);
         crate::metrics::table_created();
         info!(table_id = %id, "table created");
@@ -308,8 +317,10 @@ impl Shared {
             journal: self.journal.clone(),
             shutdown: self.shutdown.clone(),
             on_exit: Box::new(move |id| {
+                // Only the ended task's handle: in cluster mode the table
+                // may be running here again already, under a new lease.
                 if let Some(r) = registry.upgrade() {
-                    r.tables.remove(&id);
+                    r.tables.remove_if(&id, |_, h| h.is_closed());
                 }
             }),
         }
@@ -469,6 +480,16 @@ fn cors_layer(origins: &[String]) -> Option<CorsLayer> {
 
 /// Builds the shared state from a configuration and a journal.
 pub fn state(config: Config, journal: Journal, shutdown: CancellationToken) -> AppState {
+    state_in(config, journal, shutdown, None)
+}
+
+/// [`state`] for one node of a cluster (or none).
+fn state_in(
+    config: Config,
+    journal: Journal,
+    shutdown: CancellationToken,
+    cluster: Option<Arc<crate::cluster::Cluster>>,
+) -> AppState {
     let settings = Arc::new(table_settings(&config));
     let limits = Limits::new(&config.limits);
     let trusted_proxies = config.trusted_proxies();
@@ -484,6 +505,7 @@ pub fn state(config: Config, journal: Journal, shutdown: CancellationToken) -> A
         limits,
         trusted_proxies,
         requests,
+        cluster,
         next_conn: AtomicU64::new(1),
     })
 }
@@ -511,8 +533,20 @@ pub async fn serve_with(
     shutdown: CancellationToken,
 ) -> anyhow::Result<()> {
     crate::metrics::install();
-    let state = state(config, journal, shutdown.clone());
-    crate::restore::restore_tables(&state).await;
+    let cluster = if config.cluster.enabled() {
+        Some(crate::cluster::Cluster::join(&config, &journal).await?)
+    } else {
+        None
+    };
+    let state = state_in(config, journal, shutdown.clone(), cluster);
+    // A single server restores every unfinished table; a node of a cluster
+    // claims its share through its lease loop instead.
+    let leases = if state.cluster.is_some() {
+        Some(crate::cluster::start(&state).await?)
+    } else {
+        crate::restore::restore_tables(&state).await;
+        None
+    };
     // Rate-limit bookkeeping stays small: forget quiet addresses.
     let housekeeping = Arc::clone(&state);
     tokio::spawn(async move {
@@ -551,6 +585,11 @@ pub async fn serve_with(
         && let Ok(Err(e)) = metrics.await
     {
         warn!(error = %e, "the metrics listener failed");
+    }
+    if let Some(leases) = leases
+        && tokio::time::timeout(Duration::from_secs(10), leases).await.is_err()
+    {
+        warn!("the tables were not handed over in time: their leases will run out");
     }
     state.tracker.close();
     let grace = Duration::from_secs(state.config.server.shutdown_grace_secs);

@@ -31,6 +31,66 @@ pub struct Config {
     pub limits: LimitsConfig,
     /// Logging.
     pub log: LogConfig,
+    /// Several nodes on one PostgreSQL and NATS (off by default).
+    pub cluster: ClusterConfig,
+}
+
+/// Cluster mode: on when `nats_url` is set.
+#[derive(Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ClusterConfig {
+    /// `nats://host:4222` to run as one node of a cluster; empty: a single
+    /// server.
+    pub nats_url: String,
+    /// This node's id, unique in the cluster: letters, digits, `-` and `_`,
+    /// at most 64. Empty: the host name.
+    pub node_id: String,
+    /// How long a table's lease lasts without renewal, in ms: a dead node's
+    /// tables move after about this long. Renewed every quarter of it.
+    pub lease_ms: u64,
+    /// The first part of every NATS subject, so that several clusters can
+    /// share one NATS.
+    pub subject_prefix: String,
+    /// The address other nodes' operators see for this node (the nodes
+    /// table); empty: `server.bind`.
+    pub advertise: String,
+}
+
+impl Default for ClusterConfig {
+    fn default() -> ClusterConfig {
+        ClusterConfig {
+            nats_url: String::new(),
+            node_id: String::new(),
+            lease_ms: 5000,
+            subject_prefix: "spades".into(),
+            advertise: String::new(),
+        }
+    }
+}
+
+/// The NATS URL's password is never shown.
+impl std::fmt::Debug for ClusterConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ClusterConfig")
+            .field("nats_url", &redact_url(&self.nats_url))
+            .field("node_id", &self.node_id)
+            .field("lease_ms", &self.lease_ms)
+            .field("subject_prefix", &self.subject_prefix)
+            .field("advertise", &self.advertise)
+            .finish()
+    }
+}
+
+impl ClusterConfig {
+    /// True when this server is one node of a cluster.
+    pub fn enabled(&self) -> bool {
+        !self.nats_url.is_empty()
+    }
+}
+
+/// True for a node id or subject prefix that is safe in a NATS subject.
+fn subject_safe(text: &str) -> bool {
+    !text.is_empty() && text.len() <= 64 && text.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
 }
 
 /// Listening and HTTP.
@@ -459,7 +519,60 @@ impl Config {
         for entry in &self.server.trusted_proxies {
             entry.parse::<Cidr>().map_err(|e| ConfigError(format!("server.trusted_proxies: {e}")))?;
         }
+        self.validate_cluster()
+    }
+
+    fn validate_cluster(&self) -> Result<(), ConfigError> {
+        let c = &self.cluster;
+        if !c.enabled() {
+            return Ok(());
+        }
+        let url = &self.storage.database_url;
+        if self.storage.in_memory || !(url.starts_with("postgres://") || url.starts_with("postgresql://")) {
+            return Err(ConfigError(
+                "cluster.nats_url is set, but cluster mode needs PostgreSQL: set storage.database_url to a \
+                 postgres:// URL shared by every node (SQLite and in_memory are for a single server)"
+                    .into(),
+            ));
+        }
+        if !(c.nats_url.starts_with("nats://") || c.nats_url.starts_with("tls://")) {
+            return Err(ConfigError(format!(
+                "cluster.nats_url must be nats://host:port or tls://host:port (got {:?})",
+                redact_url(&c.nats_url)
+            )));
+        }
+        if !c.node_id.is_empty() && !subject_safe(&c.node_id) {
+            return Err(ConfigError(format!(
+                "cluster.node_id {:?} must be 1 to 64 letters, digits, '-' or '_'",
+                c.node_id
+            )));
+        }
+        if !subject_safe(&c.subject_prefix) {
+            return Err(ConfigError("cluster.subject_prefix must be 1 to 64 letters, digits, '-' or '_'".into()));
+        }
+        if !(1000..=600_000).contains(&c.lease_ms) {
+            return Err(ConfigError("cluster.lease_ms must be from 1000 to 600000".into()));
+        }
         Ok(())
+    }
+
+    /// This node's id: `cluster.node_id`, else the host name made safe for
+    /// NATS subjects.
+    pub fn node_id(&self) -> String {
+        if !self.cluster.node_id.is_empty() {
+            return self.cluster.node_id.clone();
+        }
+        let host = std::fs::read_to_string("/etc/hostname")
+            .ok()
+            .or_else(|| std::env::var("HOSTNAME").ok())
+            .unwrap_or_else(|| "node".into());
+        let safe: String = host
+            .trim()
+            .chars()
+            .map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' { c } else { '_' })
+            .take(64)
+            .collect();
+        if safe.is_empty() { "node".into() } else { safe }
     }
 
     /// The trusted proxies, parsed (entries were checked at load).

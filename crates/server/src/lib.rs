@@ -6,6 +6,7 @@
 #![forbid(unsafe_code)]
 
 pub mod app;
+pub mod cluster;
 pub mod config;
 pub mod error;
 pub mod metrics;

@@ -14,6 +14,7 @@
 //! | `spades_disconnects_total` | counter | `reason` (closed, too_slow, silent, unattached, shutdown, table_closed, protocol, error) |
 //! | `spades_connections_opened_total` | counter | |
 //! | `spades_tables_created_total` | counter | |
+//! | `spades_tables_claimed_total` | counter | tables this node took over in cluster mode (failover, drain) |
 //! | `spades_rate_limited_total` | counter | `what` (tables, connections, open_connections, requests, messages) |
 //! | `spades_requests_shed_total` | counter | `reason` (capacity, timeout): REST requests answered 503 |
 //! | `spades_storage_write_timeouts_total` | counter | |
@@ -85,9 +86,10 @@ pub const RATE_LIMITED: [&str; 5] = ["tables", "connections", "open_connections"
 /// `spades_requests_shed_total` reasons.
 pub const SHED_REASONS: [&str; 2] = ["capacity", "timeout"];
 /// Counters without labels.
-const PLAIN_COUNTERS: [&str; 6] = [
+const PLAIN_COUNTERS: [&str; 7] = [
     "spades_connections_opened_total",
     "spades_tables_created_total",
+    "spades_tables_claimed_total",
     "spades_storage_write_timeouts_total",
     "spades_storage_batch_retries_total",
     "spades_storage_retries_total",
@@ -124,6 +126,11 @@ fn describe() {
     describe_counter!("spades_disconnects_total", Unit::Count, "WebSocket connections ended, by reason.");
     describe_counter!("spades_connections_opened_total", Unit::Count, "WebSocket connections accepted.");
     describe_counter!("spades_tables_created_total", Unit::Count, "Tables created.");
+    describe_counter!(
+        "spades_tables_claimed_total",
+        Unit::Count,
+        "Tables this node took over from another node (cluster mode)."
+    );
     describe_counter!(
         "spades_rate_limited_total",
         Unit::Count,
@@ -219,6 +226,11 @@ pub fn connection_opened() {
 /// A table was created.
 pub fn table_created() {
     metrics::counter!("spades_tables_created_total").increment(1);
+}
+
+/// A table claimed from another node (cluster mode).
+pub fn table_claimed() {
+    metrics::counter!("spades_tables_claimed_total").increment(1);
 }
 
 /// A request refused by a rate limit.

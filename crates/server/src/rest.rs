@@ -196,7 +196,7 @@ async fn create_table(
             )
         })?,
     };
-    let (table, owner_token) = state.create_table(name, req.options).await?;
+    let (table, owner_token) = crate::cluster::create_table(&state, name, req.options).await?;
     Ok((StatusCode::CREATED, Json(CreatedTable { table, owner_token })))
 }
 
@@ -340,9 +340,8 @@ async fn list_tables(
     query: RawQuery,
 ) -> Result<Json<Vec<TableSummary>>, AppError> {
     let q = ListQuery::parse(query)?;
-    let mut tables: Vec<TableSummary> = state
-        .registry
-        .summaries()
+    let mut tables: Vec<TableSummary> = crate::cluster::lobby(&state)
+        .await
         .into_iter()
         .filter(|t| q.phase.is_none_or(|p| p == t.phase))
         .filter(|t| q.open.is_none_or(|open| open == (t.open_seats > 0)))
@@ -371,9 +370,7 @@ async fn table_status(
 ) -> Result<Json<TableStatus>, AppError> {
     let not_found = || AppError::new(ErrorCode::TableNotFound, "no such table");
     let id: Uuid = id.parse().map_err(|_| not_found())?;
-    let handle = state.registry.get(&id).ok_or_else(not_found)?;
-    let status = handle.status().await.map_err(|_| not_found())?;
-    Ok(Json(status))
+    Ok(Json(crate::cluster::status(&state, id).await?))
 }
 
 /// `GET /healthz`: the process is up.

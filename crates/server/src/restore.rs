@@ -27,38 +27,73 @@ pub async fn restore_tables(state: &AppState) -> (usize, usize) {
                 continue;
             }
         };
-        let (stored, (mut restored_state, owner)) = table;
+        let (stored, restored_state) = table;
         let id = stored.table.id;
-        restored_state.epoch = next_epoch(state, id, stored.epoch).await;
-        // Heal summaries a crash may have cut off: hand results derive from
-        // the log.
-        if let Some(m) = &restored_state.game {
-            for result in m.results().iter().skip(stored.hands.len()) {
-                if let Err(e) = state.journal.hand(id, result).await {
-                    warn!(table_id = %id, error = %e, "could not store a replayed hand result");
-                }
-            }
-            if let (Some(end), None) = (m.result(), stored.result) {
-                let _ = state.journal.finish(id, end).await;
-            }
-        }
-        let init = state.table_init(
-            id,
-            stored.table.name.clone(),
-            stored.table.options,
-            owner,
-            stored.table.created_at_ms,
-        );
-        let moves = stored.actions.len();
-        let handle = table::spawn(init, Some(restored_state), &state.tracker);
-        state.insert_table(handle);
-        info!(table_id = %id, moves, "table restored");
+        let epoch = next_epoch(state, id, stored.epoch).await;
+        start(state, stored, restored_state, epoch, None).await;
         restored += 1;
     }
     if restored + skipped > 0 {
         info!(restored, skipped, "restored unfinished matches");
     }
     (restored, skipped)
+}
+
+/// Rebuilds one table this node has just claimed under `epoch` (cluster
+/// mode) and starts it.
+///
+/// # Errors
+/// When its record cannot be read or replayed.
+pub async fn restore_claimed(
+    state: &AppState,
+    table: uuid::Uuid,
+    epoch: u64,
+    cluster: &crate::cluster::Cluster,
+) -> Result<(), crate::storage::StorageError> {
+    let stored = state.journal.get(table).await?.ok_or_else(|| crate::storage::StorageError::Corrupt {
+        table: table.to_string(),
+        reason: "claimed, but not in the log".into(),
+    })?;
+    let restored = crate::record::restore(&stored)?;
+    start(state, stored, restored, epoch, Some(cluster)).await;
+    Ok(())
+}
+
+/// Starts a table rebuilt from its record, numbering its views from
+/// `epoch << 32`; in cluster mode its writes are fenced with `epoch`.
+async fn start(
+    state: &AppState,
+    stored: crate::storage::StoredTable,
+    (mut restored_state, owner): (table::Restored, crate::token::TokenHash),
+    epoch: u64,
+    cluster: Option<&crate::cluster::Cluster>,
+) {
+    let id = stored.table.id;
+    restored_state.epoch = epoch;
+    let mut init =
+        state.table_init(id, stored.table.name.clone(), stored.table.options, owner, stored.table.created_at_ms);
+    if let Some(c) = cluster {
+        (init.journal, init.shutdown) = c.own(&state.journal, &state.shutdown, epoch);
+    }
+    // Heal summaries a crash may have cut off: hand results derive from
+    // the log.
+    if let Some(m) = &restored_state.game {
+        for result in m.results().iter().skip(stored.hands.len()) {
+            if let Err(e) = init.journal.hand(id, result).await {
+                warn!(table_id = %id, error = %e, "could not store a replayed hand result");
+            }
+        }
+        if let (Some(end), None) = (m.result(), stored.result) {
+            let _ = init.journal.finish(id, end).await;
+        }
+    }
+    let moves = stored.actions.len();
+    let handle = table::spawn(init, Some(restored_state), &state.tracker);
+    if let Some(c) = cluster {
+        c.owns(epoch, handle.clone());
+    }
+    state.insert_table(handle);
+    info!(table_id = %id, moves, epoch, "table restored");
 }
 
 /// Durably counts one more restore of the table and returns the count: a

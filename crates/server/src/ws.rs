@@ -48,6 +48,9 @@ pub const CLOSE_INVALID_DATA: u16 = 1007;
 pub const CLOSE_TOO_BIG: u16 = 1009;
 /// Close code: something failed on the server.
 pub const CLOSE_INTERNAL: u16 = 1011;
+/// The table moved to another node of the cluster (this node lost or handed
+/// over its lease): reconnect, to any node, and resume with the seat token.
+pub const CLOSE_TABLE_MOVED: u16 = 1012;
 
 /// Messages larger than this are not even read (the connection closes with
 /// 1009); between `max_frame_bytes` and this, the client gets a
@@ -398,6 +401,8 @@ impl Connection {
     fn released(&self) -> Flow {
         if self.state.shutdown.is_cancelled() {
             Flow::going_away()
+        } else if self.table.as_ref().is_some_and(|(t, _)| t.is_closed() && t.stopped()) {
+            Flow::close(CLOSE_TABLE_MOVED, "the table moved to another server: reconnect and resume")
         } else if self.table.as_ref().is_some_and(|(t, _)| t.is_closed()) {
             Flow::close(CLOSE_TABLE_CLOSED, "the table closed")
         } else if self.released_full == Some(true) {
@@ -541,11 +546,12 @@ impl Connection {
                 error(req, ErrorCode::AlreadyAttached, "this connection is already at a table: open another");
             return self.reply(socket, &err).await;
         }
-        let Some(handle) = self.state.registry.get(&table) else {
+        let Some(handle) = crate::cluster::lookup(&self.state, table).await else {
             return self.reply(socket, &error(req, ErrorCode::TableNotFound, "no such table")).await;
         };
         let (tx, rx) = oneshot::channel();
-        let cmd = TableCommand::Attach { conn: self.id, outbox: self.outbox.clone(), how, req, reply: tx };
+        let cmd =
+            TableCommand::Attach { conn: self.id, outbox: self.outbox.clone(), how, req, quiet: false, reply: tx };
         match self.to_table(&handle, cmd).await {
             None => {}
             Some(Flow::Close(CLOSE_TABLE_CLOSED, _)) => {
@@ -559,7 +565,8 @@ impl Connection {
             () = shutdown.cancelled() => return Flow::going_away(),
         };
         match answer {
-            Ok(Some(role)) => {
+            Ok(Some(attached)) => {
+                let role = attached.role;
                 let span = tracing::Span::current();
                 span.record("table_id", tracing::field::display(table));
                 if let Some(seat) = match role {

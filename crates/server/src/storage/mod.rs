@@ -16,13 +16,29 @@ use spades_protocol::{ActionSource, MatchSummary, RecordSeat, SeatKind, TableOpt
 use uuid::Uuid;
 
 mod faults;
+mod lease;
 mod memory;
 mod sql;
 
 pub use faults::{Faults, Op};
+pub use lease::{Claimed, Leases, NodeRow, Owner, Registered};
 pub use memory::MemoryStore;
 use sql::WriteOp;
 pub use sql::{SqlStore, execute_raw};
+
+/// The fencing token of a table's owner in cluster mode: every write of the
+/// table checks, in its own transaction, that the table's lease row still
+/// names this node with this epoch (and has not expired), so a node that
+/// lost its lease (paused, cut off, slow) can write nothing.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Fence {
+    /// The owning node's id.
+    pub node: Arc<str>,
+    /// The lease's epoch.
+    pub epoch: u64,
+    /// The lease a new table starts with, in ms.
+    pub lease_ms: u64,
+}
 
 /// A new table.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -120,6 +136,13 @@ pub enum StorageError {
         /// The position in its move list.
         index: usize,
     },
+    /// The table's lease is no longer this node's (cluster mode): nothing
+    /// was written, and the table must stop at once.
+    #[error("table {table} is no longer owned by this node: nothing written")]
+    Fenced {
+        /// The table.
+        table: Uuid,
+    },
     /// The log writer has stopped.
     #[error("the event log writer has stopped")]
     Stopped,
@@ -130,6 +153,11 @@ impl StorageError {
     /// must reload from the log.
     pub fn is_conflict(&self) -> bool {
         matches!(self, StorageError::Conflict { .. })
+    }
+
+    /// True for [`StorageError::Fenced`]: the table is another node's now.
+    pub fn is_fenced(&self) -> bool {
+        matches!(self, StorageError::Fenced { .. })
     }
 }
 
@@ -165,6 +193,9 @@ impl Default for StoreOptions {
 pub struct Journal {
     backend: Arc<Backend>,
     faults: Option<Faults>,
+    /// Cluster mode: this table's fencing token, and what to cancel when a
+    /// write finds the lease lost.
+    fence: Option<(Fence, tokio_util::sync::CancellationToken)>,
 }
 
 #[derive(Debug)]
@@ -175,7 +206,19 @@ enum Backend {
 
 impl Journal {
     fn with_backend(backend: Backend) -> Journal {
-        Journal { backend: Arc::new(backend), faults: None }
+        Journal { backend: Arc::new(backend), faults: None, fence: None }
+    }
+
+    /// This journal for one table owned under `fence` (cluster mode): every
+    /// write carries the fence, and the first write refused for it cancels
+    /// `lost` (the table's task stops on it).
+    pub fn fenced(&self, fence: Fence, lost: tokio_util::sync::CancellationToken) -> Journal {
+        Journal { backend: Arc::clone(&self.backend), faults: self.faults.clone(), fence: Some((fence, lost)) }
+    }
+
+    /// The lease store of a PostgreSQL journal (cluster mode).
+    pub fn leases(&self) -> Option<Leases> {
+        self.sql().and_then(SqlStore::leases)
     }
 
     /// A log kept in memory only (tests and benchmarks).
@@ -209,7 +252,7 @@ impl Journal {
     #[doc(hidden)]
     pub fn with_faults(self) -> (Journal, Faults) {
         let faults = Faults::default();
-        (Journal { backend: self.backend, faults: Some(faults.clone()) }, faults)
+        (Journal { backend: self.backend, faults: Some(faults.clone()), fence: self.fence }, faults)
     }
 
     /// The SQL store behind this journal, if any (tests).
@@ -248,13 +291,21 @@ impl Journal {
     }
 
     async fn write(&self, op: Op, w: WriteOp) -> Result<u64, StorageError> {
-        self.guarded(op, async {
-            match &*self.backend {
-                Backend::Memory(m) => m.write(&w),
-                Backend::Sql(q) => q.write(w).await,
-            }
-        })
-        .await
+        let fence = self.fence.as_ref().map(|(f, _)| f.clone());
+        let result = self
+            .guarded(op, async {
+                match &*self.backend {
+                    Backend::Memory(m) => m.write(&w),
+                    Backend::Sql(q) => q.write(w, fence).await,
+                }
+            })
+            .await;
+        if let (Err(e), Some((_, lost))) = (&result, &self.fence)
+            && e.is_fenced()
+        {
+            lost.cancel();
+        }
+        result
     }
 
     /// Records a new table; a table already stored with this id is

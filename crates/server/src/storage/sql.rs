@@ -26,7 +26,7 @@ use tracing::{info, warn};
 use uuid::Uuid;
 
 use super::{
-    ActionRecord, SeatRecord, StorageError, StoreOptions, StoredTable, TableRecord, db_location, scrub,
+    ActionRecord, Fence, SeatRecord, StorageError, StoreOptions, StoredTable, TableRecord, db_location, scrub,
 };
 
 /// Most writes committed in one transaction.
@@ -64,9 +64,13 @@ impl WriteOp {
 /// A write's answer: the new epoch for [`WriteOp::Epoch`], else 0.
 type WriteResult = Result<u64, StorageError>;
 
+/// A write and, in cluster mode, the fence it must pass.
+type Write<'a> = (&'a WriteOp, Option<&'a Fence>);
+
 #[derive(Debug)]
 struct WriteReq {
     op: WriteOp,
+    fence: Option<Fence>,
     done: oneshot::Sender<WriteResult>,
 }
 
@@ -247,6 +251,15 @@ impl SqlStore {
         })
     }
 
+    /// The lease store on the same PostgreSQL database (cluster mode); none
+    /// for SQLite.
+    pub fn leases(&self) -> Option<super::Leases> {
+        match &self.pool {
+            Pool::Postgres(p) => Some(super::Leases::new(p.clone(), self.read_timeout)),
+            Pool::Sqlite(_) => None,
+        }
+    }
+
     /// `sqlite` or `postgres`.
     pub fn kind(&self) -> &'static str {
         match self.pool {
@@ -256,10 +269,10 @@ impl SqlStore {
     }
 
     /// Queues a write and waits for its answer, at most the write timeout.
-    pub(super) async fn write(&self, op: WriteOp) -> WriteResult {
+    pub(super) async fn write(&self, op: WriteOp, fence: Option<Fence>) -> WriteResult {
         let (done, rx) = oneshot::channel();
         let answer = async {
-            self.writer.send(WriteReq { op, done }).await.map_err(|_| StorageError::Stopped)?;
+            self.writer.send(WriteReq { op, fence, done }).await.map_err(|_| StorageError::Stopped)?;
             rx.await.map_err(|_| StorageError::Stopped)?
         };
         match tokio::time::timeout(self.write_timeout, answer).await {
@@ -424,7 +437,7 @@ impl SqlStore {
 }
 
 /// Runs one batch of writes in one transaction.
-async fn run_batch(pool: &Pool, ops: &[&WriteOp]) -> Result<Vec<WriteResult>, sqlx::Error> {
+async fn run_batch(pool: &Pool, ops: &[Write<'_>]) -> Result<Vec<WriteResult>, sqlx::Error> {
     match pool {
         Pool::Sqlite(p) => sqlite::write_batch(p, ops).await,
         Pool::Postgres(p) => postgres::write_batch(p, ops).await,
@@ -440,7 +453,7 @@ async fn write_loop(pool: Pool, mut rx: mpsc::Receiver<WriteReq>, location: Stri
     let mut batch = Vec::with_capacity(MAX_BATCH);
     while rx.recv_many(&mut batch, MAX_BATCH).await > 0 {
         let started = Instant::now();
-        let ops: Vec<&WriteOp> = batch.iter().map(|r| &r.op).collect();
+        let ops: Vec<Write<'_>> = batch.iter().map(|r| (&r.op, r.fence.as_ref())).collect();
         let results = match run_batch(&pool, &ops).await {
             Ok(results) => results,
             Err(e) if ops.len() > 1 && !is_transient(&pool, &e) => {
@@ -453,13 +466,13 @@ async fn write_loop(pool: Pool, mut rx: mpsc::Receiver<WriteReq>, location: Stri
                         results.push(Err(StorageError::Database(message.clone())));
                         continue;
                     }
-                    results.push(match run_batch(&pool, &[op]).await {
+                    results.push(match run_batch(&pool, &[*op]).await {
                         Ok(mut r) => r.pop().unwrap_or(Ok(0)),
                         Err(e) => {
                             if is_transient(&pool, &e) {
                                 down = Some(format!("writing {location}: {e}"));
                             }
-                            warn!(error = %e, table = %op.table(), %location, "a write failed");
+                            warn!(error = %e, table = %op.0.table(), %location, "a write failed");
                             Err(failed("writing", &location, &e))
                         }
                     });
@@ -651,7 +664,7 @@ fn json<T: serde::Serialize>(v: &T) -> String {
 
 /// The same SQL for both databases (`$n` placeholders work in both).
 macro_rules! backend {
-    ($module:ident, $pool:ty, $db:ty) => {
+    ($module:ident, $pool:ty, $db:ty, $own:path, $fences:path) => {
         mod $module {
             use super::*;
 
@@ -661,7 +674,7 @@ macro_rules! backend {
             /// that write; the others commit).
             pub(super) async fn write_batch(
                 pool: &$pool,
-                ops: &[&WriteOp],
+                writes: &[Write<'_>],
             ) -> Result<Vec<WriteResult>, sqlx::Error> {
                 // Regrouped by kind: new tables first (the others refer to
                 // them), then the rest in order, then every action in one
@@ -669,11 +682,12 @@ macro_rules! backend {
                 // repeated without changing the outcome, so a write retried
                 // after a lost answer (or a timeout) is harmless even when
                 // the first attempt is in the same batch.
+                let ops: Vec<&WriteOp> = writes.iter().map(|(op, _)| *op).collect();
                 let mut results: Vec<WriteResult> = ops.iter().map(|_| Ok(0)).collect();
                 let mut tx = pool.begin().await?;
                 let mut actions = Vec::new();
                 let mut hands = Vec::new();
-                for op in ops.iter().filter(|op| matches!(op, WriteOp::Table(_))) {
+                for (op, fence) in writes.iter().filter(|(op, _)| matches!(op, WriteOp::Table(_))) {
                     if let WriteOp::Table(t) = op {
                         sqlx::query(
                             "INSERT INTO tables (id, name, options, owner_hash, created_at) \
@@ -686,9 +700,20 @@ macro_rules! backend {
                         .bind(t.created_at_ms as i64)
                         .execute(&mut *tx)
                         .await?;
+                        if let Some(fence) = fence {
+                            $own(&mut *tx, &t.id.to_string(), fence).await?;
+                        }
                     }
                 }
+                // Fenced writes whose lease is lost are refused; the lease
+                // rows stay share-locked until the commit, so no claim can
+                // slip in between the check and the write.
+                let passed = $fences(&mut *tx, writes).await?;
                 for (i, op) in ops.iter().enumerate() {
+                    if !passed[i] {
+                        results[i] = Err(StorageError::Fenced { table: op.table() });
+                        continue;
+                    }
                     match op {
                         WriteOp::Table(_) => {}
                         WriteOp::Action(table, a) => actions.push((i, table, a)),
@@ -914,8 +939,64 @@ macro_rules! backend {
     };
 }
 
-backend!(sqlite, SqlitePool, sqlx::Sqlite);
-backend!(postgres, PgPool, sqlx::Postgres);
+/// SQLite has no cluster mode: nothing to own.
+async fn sqlite_own(_: &mut sqlx::SqliteConnection, _: &str, _: &Fence) -> Result<(), sqlx::Error> {
+    Ok(())
+}
+
+/// SQLite has no cluster mode: every write passes.
+async fn sqlite_fences(_: &mut sqlx::SqliteConnection, writes: &[Write<'_>]) -> Result<Vec<bool>, sqlx::Error> {
+    Ok(vec![true; writes.len()])
+}
+
+/// A new table belongs to the node that created it, with a fresh lease.
+async fn pg_own(tx: &mut sqlx::PgConnection, id: &str, fence: &Fence) -> Result<(), sqlx::Error> {
+    sqlx::query(
+        "UPDATE tables SET owner_node = $2, epoch = $3, lease_until = spades_now_ms() + $4 \
+         WHERE id = $1 AND (owner_node IS NULL OR owner_node = $2) AND epoch <= $3",
+    )
+    .bind(id)
+    .bind(&*fence.node)
+    .bind(fence.epoch as i64)
+    .bind(fence.lease_ms as i64)
+    .execute(tx)
+    .await
+    .map(drop)
+}
+
+/// Which writes may go ahead: every unfenced one, and each fenced one whose
+/// table's lease row still names its node and epoch and has not expired. The
+/// rows read are locked `FOR SHARE` until the transaction ends, so a claim
+/// by another node (an `UPDATE` of the row) waits for this commit, and
+/// this batch's check waits for a claim that came first (and then fails).
+async fn pg_fences(tx: &mut sqlx::PgConnection, writes: &[Write<'_>]) -> Result<Vec<bool>, sqlx::Error> {
+    let mut ids: Vec<String> = writes.iter().filter_map(|(op, f)| f.map(|_| op.table().to_string())).collect();
+    if ids.is_empty() {
+        return Ok(vec![true; writes.len()]);
+    }
+    ids.sort_unstable();
+    ids.dedup();
+    let rows: Vec<(String, Option<String>, i64, bool)> = sqlx::query_as(
+        "SELECT id, owner_node, epoch, coalesce(lease_until > spades_now_ms(), false) \
+         FROM tables WHERE id = ANY($1) ORDER BY id FOR SHARE",
+    )
+    .bind(&ids)
+    .fetch_all(&mut *tx)
+    .await?;
+    Ok(writes
+        .iter()
+        .map(|(op, fence)| {
+            let Some(fence) = fence else { return true };
+            let id = op.table().to_string();
+            rows.iter().any(|(row, owner, epoch, live)| {
+                *row == id && owner.as_deref() == Some(&*fence.node) && *epoch == fence.epoch as i64 && *live
+            })
+        })
+        .collect())
+}
+
+backend!(sqlite, SqlitePool, sqlx::Sqlite, sqlite_own, sqlite_fences);
+backend!(postgres, PgPool, sqlx::Postgres, pg_own, pg_fences);
 
 /// Test helper: raw access to the pool, to plant corrupt rows.
 #[doc(hidden)]

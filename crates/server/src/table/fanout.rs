@@ -30,7 +30,7 @@ pub(super) struct Conn {
 }
 
 /// The status of a table that has published nothing yet.
-pub(super) fn empty_status(id: Uuid) -> TableStatus {
+pub(crate) fn empty_status(id: Uuid) -> TableStatus {
     TableStatus {
         summary: TableSummary {
             table: id,

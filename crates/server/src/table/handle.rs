@@ -2,6 +2,7 @@
 
 use spades_protocol::{TableStatus, TableSummary};
 use tokio::sync::{mpsc, watch};
+use tokio_util::sync::CancellationToken;
 use uuid::Uuid;
 
 use super::TableCommand;
@@ -12,6 +13,7 @@ pub struct TableHandle {
     id: Uuid,
     tx: mpsc::Sender<TableCommand>,
     status: watch::Receiver<TableStatus>,
+    stop: CancellationToken,
 }
 
 /// The table's task has ended.
@@ -20,12 +22,28 @@ pub struct TableHandle {
 pub struct TableClosed;
 
 impl TableHandle {
-    pub(super) fn new(
+    /// A handle on the task reading `tx`'s commands (a table's, or a relay
+    /// to a table owned by another node), whose status `status` publishes,
+    /// and that ends when `stop` is cancelled.
+    pub(crate) fn new(
         id: Uuid,
         tx: mpsc::Sender<TableCommand>,
         status: watch::Receiver<TableStatus>,
+        stop: CancellationToken,
     ) -> Self {
-        TableHandle { id, tx, status }
+        TableHandle { id, tx, status, stop }
+    }
+
+    /// True once the table was told to stop (server shutdown, or in cluster
+    /// mode a lost or handed-over lease): its connections may attach again
+    /// wherever it runs next.
+    pub fn stopped(&self) -> bool {
+        self.stop.is_cancelled()
+    }
+
+    /// Stops the table's task (it finishes the command in hand first).
+    pub fn stop(&self) {
+        self.stop.cancel();
     }
 
     /// The table's id.

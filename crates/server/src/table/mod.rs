@@ -44,6 +44,7 @@ mod seats;
 use bots::PendingDecision;
 use clock::TurnClock;
 use fanout::Conn;
+pub(crate) use fanout::empty_status;
 pub use handle::{TableClosed, TableHandle};
 use moves::Retry;
 use seats::Occupant;
@@ -106,6 +107,16 @@ impl Role {
     }
 }
 
+/// A connection the table took: its role, and how to attach it again (to
+/// the table's next owner, in cluster mode) without asking its client.
+#[derive(Debug, Clone)]
+pub struct Attached {
+    /// What the connection is at the table.
+    pub role: Role,
+    /// `Resume` with the seat's token, or `Watch`.
+    pub again: Attach,
+}
+
 /// An action from a connection.
 #[derive(Clone)]
 pub enum Act {
@@ -161,8 +172,11 @@ pub enum TableCommand {
         how: Attach,
         /// The request id to echo.
         req: Option<u32>,
+        /// Send no `joined`/`resumed`/`watching` frame, only the view: the
+        /// connection is being moved to this table's new owner.
+        quiet: bool,
         /// The role on success.
-        reply: oneshot::Sender<Option<Role>>,
+        reply: oneshot::Sender<Option<Attached>>,
     },
     /// A connection went away.
     Detach {
@@ -241,7 +255,8 @@ pub struct TableInit {
     pub settings: Arc<TableSettings>,
     /// The event log.
     pub journal: Journal,
-    /// Cancelled on server shutdown.
+    /// Cancelled when the table must stop: on server shutdown, and in
+    /// cluster mode also when this node lost or gave up the table's lease.
     pub shutdown: CancellationToken,
     /// Called once when the task ends.
     pub on_exit: Box<dyn FnOnce(Uuid) + Send>,
@@ -302,7 +317,8 @@ pub fn spawn(
     tracker: &tokio_util::task::TaskTracker,
 ) -> TableHandle {
     let (tx, rx) = mpsc::channel(256);
-    let (status_tx, status_rx) = watch::channel(fanout::empty_status(init.id));
+    let (status_tx, status_rx) = watch::channel(empty_status(init.id));
+    let stop = init.shutdown.clone();
     let mut table = Table {
         id: init.id,
         name: init.name,
@@ -336,11 +352,13 @@ pub fn spawn(
         table.arm_turn(now);
     }
     table.publish(Instant::now());
-    let handle = TableHandle::new(init.id, tx, status_rx);
+    let handle = TableHandle::new(init.id, tx, status_rx, stop);
     let on_exit = init.on_exit;
     tracker.spawn(async move {
         let id = table.id;
         table.run().await;
+        // Dropped first, so that the handle reads closed in `on_exit`.
+        drop(table);
         on_exit(id);
     });
     handle
@@ -428,9 +446,9 @@ impl Table {
     async fn handle(&mut self, cmd: TableCommand) {
         let now = Instant::now();
         match cmd {
-            TableCommand::Attach { conn, outbox, how, req, reply } => {
-                let role = self.attach(conn, outbox, how, req, now).await;
-                let _ = reply.send(role);
+            TableCommand::Attach { conn, outbox, how, req, quiet, reply } => {
+                let attached = self.attach(conn, outbox, how, req, quiet, now).await;
+                let _ = reply.send(attached);
             }
             TableCommand::Detach { conn } => self.detach(conn, now),
             TableCommand::Act { conn, req, act } => self.act(conn, req, act, now).await,

@@ -9,7 +9,7 @@ use tokio::time::Instant;
 use tracing::{info, warn};
 
 use super::fanout::Conn;
-use super::{Act, Attach, ConnId, Outbox, RestoredSeat, Role, Table, TableSettings};
+use super::{Act, Attach, Attached, ConnId, Outbox, RestoredSeat, Role, Table, TableSettings};
 use crate::storage::SeatRecord;
 use crate::token::{TokenHash, new_seed, new_token};
 
@@ -108,10 +108,11 @@ impl Table {
         outbox: Outbox,
         how: Attach,
         req: Option<u32>,
+        quiet: bool,
         now: Instant,
-    ) -> Option<Role> {
-        let (role, reply) = match how {
-            Attach::Watch => (Role::Spectator, ServerMessage::Watching { req, table: self.id }),
+    ) -> Option<Attached> {
+        let (role, reply, again) = match how {
+            Attach::Watch => (Role::Spectator, ServerMessage::Watching { req, table: self.id }, Attach::Watch),
             Attach::Join { name, seat } => {
                 if self.game.is_some() {
                     Table::refuse(
@@ -160,7 +161,8 @@ impl Table {
                     return None;
                 }
                 info!(%seat, "seat taken");
-                (Role::Seat(seat), ServerMessage::Joined { req, table: self.id, seat, token })
+                let again = Attach::Resume { token: token.clone() };
+                (Role::Seat(seat), ServerMessage::Joined { req, table: self.id, seat, token }, again)
             }
             Attach::Resume { token } => {
                 let found = Seat::ALL.into_iter().find(|&s| {
@@ -190,6 +192,7 @@ impl Table {
                 (
                     if left { Role::Left(seat) } else { Role::Seat(seat) },
                     ServerMessage::Resumed { req, table: self.id, seat },
+                    Attach::Resume { token },
                 )
             }
         };
@@ -214,7 +217,9 @@ impl Table {
         }
         self.conns.push(Conn { id: conn, role, outbox, closing: false });
         self.idle_since = None;
-        self.send_to(conn, &reply);
+        if !quiet {
+            self.send_to(conn, &reply);
+        }
         if matches!(role, Role::Spectator | Role::Left(_)) {
             // Nothing changed for anybody else: just this connection's view.
             self.send_view_to(conn, now);
@@ -227,7 +232,7 @@ impl Table {
             self.arm_turn(now);
             self.broadcast(now);
         }
-        Some(role)
+        Some(Attached { role, again })
     }
 
     pub(super) fn detach(&mut self, conn: ConnId, now: Instant) {

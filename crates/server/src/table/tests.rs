@@ -107,9 +107,10 @@ impl Fake {
 
     async fn attach(&mut self, h: &Harness, how: Attach) -> Option<Role> {
         let (reply, rx) = oneshot::channel();
-        let cmd = TableCommand::Attach { conn: self.id, outbox: self.tx.clone(), how, req: None, reply };
+        let cmd =
+            TableCommand::Attach { conn: self.id, outbox: self.tx.clone(), how, req: None, quiet: false, reply };
         h.handle.send(cmd).await.unwrap();
-        let role = rx.await.unwrap();
+        let role = rx.await.unwrap().map(|a| a.role);
         self.drain();
         role
     }
@@ -502,10 +503,10 @@ async fn restored_tables_keep_counting_views_upwards() {
     let (reply, rx) = oneshot::channel();
     let how = Attach::Resume { token: tokens[0].0.clone() };
     h.handle
-        .send(TableCommand::Attach { conn: f.id, outbox: f.tx.clone(), how, req: None, reply })
+        .send(TableCommand::Attach { conn: f.id, outbox: f.tx.clone(), how, req: None, quiet: false, reply })
         .await
         .unwrap();
-    assert_eq!(rx.await.unwrap(), Some(Role::Seat(Seat::North)));
+    assert_eq!(rx.await.unwrap().map(|a| a.role), Some(Role::Seat(Seat::North)));
     let mut f = f;
     let mut seqs = Vec::new();
     while let Ok(frame) = f.rx.try_recv() {

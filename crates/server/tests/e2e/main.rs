@@ -3,6 +3,7 @@
 
 mod api_edges;
 mod clocks;
+mod cluster;
 mod connections;
 mod crash;
 mod hardening;

@@ -1,0 +1,185 @@
+//! The node's lease loop, every quarter lease: beat, renew the leases of
+//! the tables here (one statement), stop any table whose lease was lost,
+//! tell relays who owns their tables, and claim tables nobody holds, up to
+//! this node's share. On shutdown: drain (stop the tables, hand their
+//! leases over at once, tell the other nodes to claim them).
+
+use std::collections::HashSet;
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant};
+
+use futures_util::StreamExt;
+use tracing::{error, info, warn};
+use uuid::Uuid;
+
+use super::Cluster;
+use crate::app::AppState;
+
+/// Most tables claimed in one round.
+const CLAIM_BATCH: usize = 256;
+
+/// How long a drain waits for its tables' tasks to end.
+const DRAIN_WAIT: Duration = Duration::from_secs(5);
+
+pub(super) async fn run(state: AppState, cluster: Arc<Cluster>) {
+    let tick = Duration::from_millis(cluster.lease_ms / 4);
+    if let Ok(mut moved) = cluster.nats.subscribe(cluster.subjects.moved()).await {
+        let c = Arc::clone(&cluster);
+        tokio::spawn(async move {
+            while moved.next().await.is_some() {
+                c.claim_now.notify_one();
+            }
+        });
+    }
+    let mut last_renewed = Instant::now();
+    let mut first = true;
+    loop {
+        if !first {
+            tokio::select! {
+                () = state.shutdown.cancelled() => break,
+                () = tokio::time::sleep(tick) => {}
+                () = cluster.claim_now.notified() => {}
+            }
+        }
+        if state.shutdown.is_cancelled() {
+            break;
+        }
+        round(&state, &cluster, &mut last_renewed, first).await;
+        first = false;
+    }
+    drain(&cluster).await;
+}
+
+/// One round of the loop.
+async fn round(state: &AppState, cluster: &Arc<Cluster>, last_renewed: &mut Instant, first: bool) {
+    let lease = Duration::from_millis(cluster.lease_ms);
+    // Tables whose task ended are no longer owned.
+    cluster.owned.retain(|_, o| !o.handle.is_closed());
+    match cluster.leases.heartbeat(&cluster.node, &cluster.incarnation, cluster.owned.len(), false).await {
+        Ok(true) => {}
+        Ok(false) => {
+            error!(node = %cluster.node, "another process took this node's id: stopping every table here");
+            stop_all(cluster);
+            return;
+        }
+        Err(e) => warn!(error = %e, "heartbeat failed"),
+    }
+    let held: Vec<(Uuid, u64)> = cluster.owned.iter().map(|o| (*o.key(), o.epoch)).collect();
+    match cluster.leases.renew(&cluster.node, &held, cluster.lease_ms).await {
+        Ok(kept) => {
+            *last_renewed = Instant::now();
+            let kept: HashSet<Uuid> = kept.into_iter().collect();
+            for (id, _) in held.iter().filter(|(id, _)| !kept.contains(id)) {
+                warn!(table_id = %id, "lease lost to another node: the table stops here");
+                if let Some((_, o)) = cluster.owned.remove(id) {
+                    o.handle.stop();
+                }
+            }
+        }
+        Err(e) => {
+            warn!(error = %e, "could not renew the leases");
+            if last_renewed.elapsed() >= lease {
+                // The leases have run out: another node may hold them now,
+                // and writes here are refused anyway.
+                warn!("the leases ran out unrenewed: stopping every table here");
+                stop_all(cluster);
+            }
+        }
+    }
+    match cluster.leases.nodes(cluster.lease_ms).await {
+        Ok(nodes) => cluster.live_nodes.store(nodes.len().max(1), Ordering::Relaxed),
+        Err(e) => warn!(error = %e, "could not read the nodes"),
+    }
+    tell_relays(cluster).await;
+    claim(state, cluster, first).await;
+}
+
+fn stop_all(cluster: &Cluster) {
+    for o in cluster.owned.iter() {
+        o.handle.stop();
+    }
+    cluster.owned.clear();
+}
+
+/// Every relay learns who owns its table now (one query for all).
+async fn tell_relays(cluster: &Cluster) {
+    let ids: Vec<Uuid> = cluster.relays.iter().map(|r| *r.key()).collect();
+    if ids.is_empty() {
+        return;
+    }
+    match cluster.leases.owners(&ids).await {
+        Ok(owners) => {
+            for (id, owner) in owners {
+                if let Some(r) = cluster.relays.get(&id) {
+                    r.owner(owner);
+                }
+            }
+        }
+        Err(e) => warn!(error = %e, "could not read the owners of relayed tables"),
+    }
+}
+
+/// Claims tables nobody holds, up to this node's share of the cluster's
+/// tables (plus one), and starts them. At start-up, the tables an earlier
+/// process of this node id held are taken back first.
+async fn claim(state: &AppState, cluster: &Arc<Cluster>, first: bool) {
+    if cluster.draining.load(Ordering::Relaxed) {
+        return;
+    }
+    let limit = if first {
+        CLAIM_BATCH
+    } else {
+        let total = match cluster.leases.active_tables().await {
+            Ok(n) => n as usize,
+            Err(e) => {
+                warn!(error = %e, "could not count the cluster's tables");
+                return;
+            }
+        };
+        let share = total.div_ceil(cluster.live_nodes.load(Ordering::Relaxed).max(1));
+        (share + 1).saturating_sub(cluster.owned.len()).min(CLAIM_BATCH)
+    };
+    let claimed = match cluster.leases.claim(&cluster.node, limit, cluster.lease_ms, first).await {
+        Ok(c) => c,
+        Err(e) => {
+            warn!(error = %e, "could not claim tables");
+            return;
+        }
+    };
+    for c in claimed {
+        if let Err(e) = crate::restore::restore_claimed(state, c.table, c.epoch, cluster).await {
+            // Left claimed and unrenewed: its lease runs out and another
+            // node tries; each attempt is logged.
+            error!(table_id = %c.table, error = %e, "a claimed table could not be restored");
+        } else {
+            info!(table_id = %c.table, epoch = c.epoch, "claimed a table");
+            crate::metrics::table_claimed();
+        }
+    }
+}
+
+/// Hands every table here over: stop them (each finishes the command in
+/// hand), give their leases up at once, and tell the other nodes.
+async fn drain(cluster: &Arc<Cluster>) {
+    cluster.draining.store(true, Ordering::Relaxed);
+    let _ = cluster.leases.heartbeat(&cluster.node, &cluster.incarnation, cluster.owned.len(), true).await;
+    let tables: Vec<(Uuid, crate::table::TableHandle)> =
+        cluster.owned.iter().map(|o| (*o.key(), o.handle.clone())).collect();
+    for (_, h) in &tables {
+        h.stop();
+    }
+    let deadline = Instant::now() + DRAIN_WAIT;
+    while tables.iter().any(|(_, h)| !h.is_closed()) && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let ids: Vec<Uuid> = tables.iter().map(|(id, _)| *id).collect();
+    match cluster.leases.release(&cluster.node, &ids).await {
+        Ok(n) => info!(tables = n, "handed the tables over"),
+        Err(e) => warn!(error = %e, "could not hand the tables over: their leases will run out"),
+    }
+    let _ = cluster.nats.publish(cluster.subjects.moved(), cluster.node.as_bytes().to_vec().into()).await;
+    let _ = cluster.nats.flush().await;
+    cluster.owned.clear();
+    let _ = cluster.leases.deregister(&cluster.node, &cluster.incarnation).await;
+}

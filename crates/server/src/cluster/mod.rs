@@ -1,0 +1,327 @@
+//! Cluster mode: several nodes on one PostgreSQL and one NATS.
+//!
+//! - **Ownership** ([`leases`]): each unfinished table has at most one
+//!   owner, through a lease row with an epoch in PostgreSQL; the owner's
+//!   writes carry the epoch ([`crate::storage::Fence`]) and are refused once
+//!   another node claimed the table, which stops the table at once.
+//! - **Routing** ([`relay`], [`owner`]): any node accepts any connection. A
+//!   connection to a table owned elsewhere is relayed: its commands go to
+//!   the owner over NATS, the owner's frames for it come back the same way.
+//!   When the table moves, the relay attaches its connections to the new
+//!   owner with their seat tokens; the clients see a pause.
+//! - **REST** answers the same on every node: status from the owner, the
+//!   lobby from every node, new tables placed on the least loaded node when
+//!   this one holds more than its share.
+//!
+//! A single server has none of this (`Shared::cluster` is `None`).
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::time::Duration;
+
+use dashmap::DashMap;
+use spades_protocol::{ErrorCode, TableOptions, TableStatus, TableSummary};
+use tokio_util::sync::CancellationToken;
+use tracing::{info, warn};
+use uuid::Uuid;
+
+use crate::app::AppState;
+use crate::config::Config;
+use crate::error::AppError;
+use crate::storage::{Fence, Journal, Leases, Registered};
+use crate::table::TableHandle;
+
+mod leases;
+mod owner;
+mod relay;
+pub mod wire;
+
+use wire::{Reply, Request, Subjects};
+
+/// How long a request to another node may take.
+const REQUEST_TIMEOUT: Duration = Duration::from_secs(3);
+
+/// How long the lobby waits for the other nodes' answers.
+const LOBBY_WAIT: Duration = Duration::from_millis(400);
+
+/// A table this node owns.
+#[derive(Debug, Clone)]
+struct Owned {
+    epoch: u64,
+    handle: TableHandle,
+}
+
+/// This node's part of the cluster (shared by every request).
+#[derive(Debug)]
+pub struct Cluster {
+    /// This node's id.
+    node: Arc<str>,
+    /// This process (a node id is used by one process at a time).
+    incarnation: String,
+    nats: async_nats::Client,
+    leases: Leases,
+    subjects: Subjects,
+    lease_ms: u64,
+    /// Tables this node owns, with their epochs.
+    owned: DashMap<Uuid, Owned>,
+    /// Relays to tables owned elsewhere, by table.
+    relays: DashMap<Uuid, relay::RelayRef>,
+    /// Relayed connections by their id here: where their frames go.
+    links: DashMap<u64, relay::Link>,
+    /// Connections of other nodes attached to tables here.
+    remote: DashMap<(String, u64), owner::RemoteConn>,
+    /// Live nodes, as of the last heartbeat (at least 1).
+    live_nodes: AtomicUsize,
+    /// SIGTERM: this node is handing its tables over.
+    draining: AtomicBool,
+    /// Wakes the claim loop (another node handed tables over).
+    claim_now: tokio::sync::Notify,
+}
+
+impl Cluster {
+    /// Connects to NATS and takes this node's id in the nodes table.
+    ///
+    /// # Errors
+    /// A database that is not PostgreSQL, an unreachable NATS, or a node id
+    /// in use by a running node.
+    pub async fn join(config: &Config, journal: &Journal) -> anyhow::Result<Arc<Cluster>> {
+        let c = &config.cluster;
+        let Some(leases) = journal.leases() else {
+            anyhow::bail!("cluster mode needs PostgreSQL storage (storage.database_url = postgres://…)");
+        };
+        let node: Arc<str> = config.node_id().into();
+        let incarnation = Uuid::new_v4().to_string();
+        let nats = async_nats::ConnectOptions::new()
+            .name(format!("spades-server {node}"))
+            .connection_timeout(Duration::from_secs(5))
+            .request_timeout(Some(REQUEST_TIMEOUT))
+            .subscription_capacity(65_536)
+            .client_capacity(65_536)
+            .connect(c.nats_url.as_str())
+            .await
+            .map_err(|e| {
+                anyhow::anyhow!("cluster.nats_url {}: {e}", crate::config::redact_url(&c.nats_url))
+            })?;
+        let address = if c.advertise.is_empty() { config.server.bind.to_string() } else { c.advertise.clone() };
+        // A node id is one process's at a time: a live node beats every
+        // quarter lease, so an id still refused after a lease and a second
+        // belongs to a running node; a killed node's id frees up by then.
+        let started = std::time::Instant::now();
+        let wait = Duration::from_millis(c.lease_ms + 1000);
+        loop {
+            match leases.register(&node, &incarnation, &address, c.lease_ms).await? {
+                Some(Registered::Fresh) => break,
+                Some(Registered::Replaced { silent_ms }) => {
+                    info!(node = %node, silent_ms, "took over the node id of a stopped process");
+                    break;
+                }
+                None if started.elapsed() < wait => tokio::time::sleep(Duration::from_millis(250)).await,
+                None => {
+                    let silent = leases.node_row(&node).await?.map_or(0, |(_, s, _)| s);
+                    anyhow::bail!(
+                        "cluster.node_id {node:?} is in use by a running node (its last heartbeat was {silent} ms \
+                         ago): give every node its own node_id"
+                    );
+                }
+            }
+        }
+        info!(node = %node, "joined the cluster");
+        Ok(Arc::new(Cluster {
+            node,
+            incarnation,
+            nats,
+            leases,
+            subjects: Subjects::new(&c.subject_prefix),
+            lease_ms: c.lease_ms,
+            owned: DashMap::new(),
+            relays: DashMap::new(),
+            links: DashMap::new(),
+            remote: DashMap::new(),
+            live_nodes: AtomicUsize::new(1),
+            draining: AtomicBool::new(false),
+            claim_now: tokio::sync::Notify::new(),
+        }))
+    }
+
+    /// This node's id.
+    pub fn node(&self) -> &str {
+        &self.node
+    }
+
+    /// Tables this node owns.
+    pub fn owned_count(&self) -> usize {
+        self.owned.len()
+    }
+
+    /// The fenced journal and stop token of a table this node owns under
+    /// `epoch`; it is counted as owned until its task ends.
+    pub fn own(&self, journal: &Journal, shutdown: &CancellationToken, epoch: u64) -> (Journal, CancellationToken) {
+        let stop = shutdown.child_token();
+        let fence = Fence { node: Arc::clone(&self.node), epoch, lease_ms: self.lease_ms };
+        (journal.fenced(fence, stop.clone()), stop)
+    }
+
+    /// Records a started table as owned.
+    pub fn owns(&self, epoch: u64, handle: TableHandle) {
+        self.owned.insert(handle.id(), Owned { epoch, handle });
+    }
+
+    /// Forgets a table whose task ended.
+    pub fn disowned(&self, table: Uuid) {
+        self.owned.remove(&table);
+    }
+
+    fn epoch_of(&self, table: Uuid) -> Option<u64> {
+        self.owned.get(&table).map(|o| o.epoch)
+    }
+
+    async fn request(&self, node: &str, req: &Request) -> Result<Reply, String> {
+        let payload = wire::encode(req);
+        let msg = tokio::time::timeout(
+            REQUEST_TIMEOUT,
+            self.nats.request(self.subjects.requests(node), payload.into()),
+        )
+        .await
+        .map_err(|_| format!("node {node} did not answer"))?
+        .map_err(|e| format!("node {node}: {e}"))?;
+        wire::decode(&msg.payload).map_err(|e| e.to_string())
+    }
+}
+
+/// Starts the node's loops: requests from other nodes, frames for relayed
+/// connections, the lobby, and leases (heartbeat, renewal, claims, drain).
+/// The returned task ends once the node has handed its tables over after
+/// `shutdown`.
+///
+/// # Errors
+/// When NATS refuses the subscriptions.
+pub async fn start(state: &AppState) -> anyhow::Result<tokio::task::JoinHandle<()>> {
+    let Some(cluster) = state.cluster.clone() else { anyhow::bail!("not in cluster mode") };
+    owner::serve(state, &cluster).await?;
+    relay::serve_frames(&cluster).await?;
+    Ok(tokio::spawn(leases::run(Arc::clone(state), cluster)))
+}
+
+/// The table's handle for a connection: the table itself when it is here,
+/// else a relay to its owner; `None` when no node has it.
+pub async fn lookup(state: &AppState, table: Uuid) -> Option<TableHandle> {
+    if let Some(h) = state.registry.get(&table)
+        && !h.is_closed()
+    {
+        return Some(h);
+    }
+    let cluster = state.cluster.as_ref()?;
+    relay::relay_for(state, cluster, table).await
+}
+
+/// A table's public status, from wherever it runs.
+///
+/// # Errors
+/// `table_not_found`, or 503 while the table moves between nodes.
+pub async fn status(state: &AppState, table: Uuid) -> Result<TableStatus, AppError> {
+    let not_found = || AppError::new(ErrorCode::TableNotFound, "no such table");
+    if let Some(h) = state.registry.get(&table)
+        && let Ok(status) = h.status().await
+    {
+        return Ok(status);
+    }
+    let Some(cluster) = state.cluster.as_ref() else { return Err(not_found()) };
+    for attempt in 0..3 {
+        let owners = cluster.leases.owners(&[table]).await.map_err(|e| {
+            warn!(error = %e, "could not read a table's owner");
+            AppError::new(ErrorCode::StorageUnavailable, "storage is unavailable").with_status(axum::http::StatusCode::SERVICE_UNAVAILABLE)
+        })?;
+        let Some((_, owner)) = owners.into_iter().next() else { return Err(not_found()) };
+        if owner.done {
+            return Err(not_found());
+        }
+        if let Some(node) = owner.node.filter(|_| owner.live)
+            && node != *cluster.node
+            && let Ok(Reply::Status { status }) = cluster.request(&node, &Request::Status { table }).await
+        {
+            return Ok(*status);
+        }
+        if let Some(h) = state.registry.get(&table)
+            && let Ok(status) = h.status().await
+        {
+            return Ok(status);
+        }
+        tokio::time::sleep(Duration::from_millis(150 << attempt)).await;
+    }
+    Err(AppError::new(ErrorCode::Internal, "the table is moving to another server: try again")
+        .with_status(axum::http::StatusCode::SERVICE_UNAVAILABLE)
+        .retry_after(Duration::from_secs(1)))
+}
+
+/// Every table's lobby line: this node's, and every other node's answer
+/// within a short wait.
+pub async fn lobby(state: &AppState) -> Vec<TableSummary> {
+    let mut tables = state.registry.summaries();
+    let Some(cluster) = state.cluster.as_ref() else { return tables };
+    let others = cluster.live_nodes.load(Ordering::Relaxed).saturating_sub(1);
+    if others == 0 {
+        return tables;
+    }
+    let inbox = cluster.nats.new_inbox();
+    let Ok(mut answers) = cluster.nats.subscribe(inbox.clone()).await else { return tables };
+    let question = wire::encode(Request::Status { table: Uuid::nil() });
+    if cluster.nats.publish_with_reply(cluster.subjects.lobby(), inbox, question.into()).await.is_err() {
+        return tables;
+    }
+    let deadline = tokio::time::Instant::now() + LOBBY_WAIT;
+    let mut heard = 0;
+    while heard < others {
+        use futures_util::StreamExt;
+        let Ok(Some(msg)) = tokio::time::timeout_at(deadline, answers.next()).await else { break };
+        if let Ok(Reply::Lobby { tables: theirs }) = wire::decode(&msg.payload) {
+            heard += 1;
+            tables.extend(theirs);
+        }
+    }
+    // A table moving between nodes may be listed twice for a moment.
+    tables.sort_by_key(|t| t.table);
+    tables.dedup_by_key(|t| t.table);
+    tables
+}
+
+/// Creates a table: here, unless this node holds more than its share of
+/// the cluster's tables; then on the least loaded node.
+///
+/// # Errors
+/// As [`crate::app::Shared::create_table`].
+pub async fn create_table(
+    state: &AppState,
+    name: String,
+    options: TableOptions,
+) -> Result<(Uuid, String), AppError> {
+    if let Some(cluster) = state.cluster.as_ref()
+        && let Some(node) = placement(cluster).await
+    {
+        match cluster.request(&node, &Request::Create { name: name.clone(), options }).await {
+            Ok(Reply::Created { table, owner_token }) => return Ok((table, owner_token)),
+            Ok(Reply::Error { code, message }) if code == ErrorCode::Capacity => {
+                warn!(node = %node, message, "the chosen node is full: creating here");
+            }
+            Ok(_) | Err(_) => warn!(node = %node, "could not place a table on another node: creating here"),
+        }
+    }
+    state.create_table(name, options).await
+}
+
+/// The node a new table should go to when it is not this one: this node
+/// holds more than its share (the cluster's tables over its live nodes,
+/// plus one), and another live, non-draining node holds fewer.
+async fn placement(cluster: &Cluster) -> Option<String> {
+    let nodes = cluster.leases.nodes(cluster.lease_ms).await.ok()?;
+    let open: Vec<_> = nodes.iter().filter(|n| !n.draining).collect();
+    if open.len() < 2 {
+        return None;
+    }
+    let total: u64 = open.iter().map(|n| n.tables).sum::<u64>() + 1;
+    let share = total.div_ceil(open.len() as u64);
+    let mine = cluster.owned.len() as u64;
+    if mine < share + 1 && !cluster.draining.load(Ordering::Relaxed) {
+        return None;
+    }
+    open.iter().filter(|n| *n.id != *cluster.node).min_by_key(|n| n.tables).map(|n| n.id.clone())
+}

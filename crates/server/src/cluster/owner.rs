@@ -1,0 +1,170 @@
+//! The owner's side: requests from other nodes for the tables this node
+//! owns. A connection relayed by another node attaches like a local one,
+//! with an outbox of its own whose frames a forwarder publishes to the
+//! relaying node; the table cannot tell the difference, so redaction and
+//! every rule stay the table's.
+
+use std::sync::Arc;
+
+use futures_util::StreamExt;
+use tokio::sync::{mpsc, oneshot};
+use tracing::{debug, warn};
+use uuid::Uuid;
+
+use super::Cluster;
+use super::wire::{self, FrameKind, Reply, Request, WireAttach, WireRole};
+use crate::app::AppState;
+use crate::table::{Attach, ConnId, TableCommand, TableHandle};
+
+/// A connection of another node attached to a table here.
+#[derive(Debug, Clone)]
+pub(super) struct RemoteConn {
+    table: TableHandle,
+    /// Its id at the table (ids of this node).
+    local: ConnId,
+}
+
+/// Answers other nodes: requests on this node's subject, and the lobby.
+///
+/// # Errors
+/// When NATS refuses a subscription.
+pub(super) async fn serve(state: &AppState, cluster: &Arc<Cluster>) -> anyhow::Result<()> {
+    let mut requests = cluster.nats.subscribe(cluster.subjects.requests(&cluster.node)).await?;
+    let mut lobby = cluster.nats.subscribe(cluster.subjects.lobby()).await?;
+    let (s, c) = (Arc::clone(state), Arc::clone(cluster));
+    tokio::spawn(async move {
+        while let Some(msg) = requests.next().await {
+            let request: Request = match wire::decode(&msg.payload) {
+                Ok(r) => r,
+                Err(e) => {
+                    warn!(error = %e, "a request from another node was not read");
+                    continue;
+                }
+            };
+            let (s, c) = (Arc::clone(&s), Arc::clone(&c));
+            // Each request in a task of its own: a table with a full queue
+            // holds up only the requests for it.
+            tokio::spawn(async move {
+                if let Some(reply) = handle(&s, &c, request).await
+                    && let Some(to) = msg.reply
+                    && let Err(e) = c.nats.publish(to, wire::encode(&reply).into()).await
+                {
+                    debug!(error = %e, "could not answer another node");
+                }
+            });
+        }
+    });
+    let (s, c) = (Arc::clone(state), Arc::clone(cluster));
+    tokio::spawn(async move {
+        while let Some(msg) = lobby.next().await {
+            let Some(to) = msg.reply else { continue };
+            let reply = Reply::Lobby { tables: s.registry.summaries() };
+            let _ = c.nats.publish(to, wire::encode(&reply).into()).await;
+        }
+    });
+    Ok(())
+}
+
+async fn handle(state: &AppState, cluster: &Arc<Cluster>, request: Request) -> Option<Reply> {
+    match request {
+        Request::Attach { table, origin, conn, how, req, quiet } => {
+            Some(attach(state, cluster, table, origin, conn, how, req, quiet).await)
+        }
+        Request::Act { table, origin, conn, req, act } => {
+            let found = cluster.remote.get(&(origin.clone(), conn)).map(|r| r.clone());
+            match found {
+                Some(r) if r.table.id() == table => {
+                    let cmd = TableCommand::Act { conn: r.local, req, act: act.into() };
+                    let _ = r.table.send(cmd).await;
+                }
+                // Not attached here (the table moved, or this node
+                // restarted): the relay must look again.
+                _ => released(cluster, &origin, conn, cluster.epoch_of(table).unwrap_or(0)).await,
+            }
+            None
+        }
+        Request::Detach { table, origin, conn } => {
+            if let Some((_, r)) = cluster.remote.remove(&(origin, conn))
+                && r.table.id() == table
+            {
+                let _ = r.table.send(TableCommand::Detach { conn: r.local }).await;
+            }
+            None
+        }
+        Request::Status { table } => Some(match state.registry.get(&table) {
+            Some(h) if !h.stopped() => match h.status().await {
+                Ok(status) => Reply::Status { status: Box::new(status) },
+                Err(_) => Reply::NotHere,
+            },
+            _ => Reply::NotHere,
+        }),
+        Request::Create { name, options } => Some(match state.create_table(name, options).await {
+            Ok((table, owner_token)) => Reply::Created { table, owner_token },
+            Err(e) => Reply::Error { code: e.code, message: e.message.clone() },
+        }),
+    }
+}
+
+/// Tells `origin` that this node's table let go of its connection `conn`.
+async fn released(cluster: &Cluster, origin: &str, conn: ConnId, epoch: u64) {
+    let msg = wire::frame_message(FrameKind::Released, conn, epoch, b"");
+    let _ = cluster.nats.publish(cluster.subjects.frames(origin), msg.into()).await;
+}
+
+#[allow(clippy::too_many_arguments)]
+async fn attach(
+    state: &AppState,
+    cluster: &Arc<Cluster>,
+    table: Uuid,
+    origin: String,
+    conn: ConnId,
+    how: WireAttach,
+    req: Option<u32>,
+    quiet: bool,
+) -> Reply {
+    let (Some(handle), Some(epoch)) = (state.registry.get(&table), cluster.epoch_of(table)) else {
+        return Reply::NotHere;
+    };
+    if handle.stopped() || handle.is_closed() {
+        return Reply::NotHere;
+    }
+    // The same connection attached again (its relay thought the table had
+    // moved): the old attachment goes first.
+    if let Some((_, old)) = cluster.remote.remove(&(origin.clone(), conn)) {
+        let _ = old.table.send(TableCommand::Detach { conn: old.local }).await;
+    }
+    let local = state.next_conn_id();
+    let (outbox, mut frames) = mpsc::channel(state.config.limits.outbox_frames);
+    let (tx, rx) = oneshot::channel();
+    let cmd = TableCommand::Attach { conn: local, outbox, how: Attach::from(how), req, quiet, reply: tx };
+    if handle.send(cmd).await.is_err() {
+        return Reply::NotHere;
+    }
+    let Ok(answer) = rx.await else { return Reply::NotHere };
+    let Some(attached) = answer else {
+        let mut refused = Vec::new();
+        while let Ok(f) = frames.try_recv() {
+            refused.push(f.to_string());
+        }
+        return Reply::Refused { frames: refused };
+    };
+    cluster.remote.insert((origin.clone(), conn), RemoteConn { table: handle.clone(), local });
+    // The forwarder: the table's frames for the connection, in order, to
+    // the relaying node; when the table lets go, that node is told.
+    let c = Arc::clone(cluster);
+    let subject = cluster.subjects.frames(&origin);
+    tokio::spawn(async move {
+        while let Some(frame) = frames.recv().await {
+            let msg = wire::frame_message(FrameKind::Frame, conn, epoch, frame.as_bytes());
+            if let Err(e) = c.nats.publish(subject.clone(), msg.into()).await {
+                debug!(error = %e, "could not forward a frame");
+            }
+        }
+        c.remote.remove_if(&(origin.clone(), conn), |_, r| r.local == local);
+        // A table stopped here (a lost lease, a drain) runs on elsewhere.
+        let kind = if handle.stopped() { FrameKind::Moved } else { FrameKind::Released };
+        let msg = wire::frame_message(kind, conn, epoch, b"");
+        let _ = c.nats.publish(c.subjects.frames(&origin), msg.into()).await;
+    });
+    Reply::Attached { role: WireRole::from(attached.role), again: WireAttach::from(attached.again), epoch }
+}

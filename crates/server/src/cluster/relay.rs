@@ -1,0 +1,460 @@
+//! The relay: how a connection on this node plays at a table owned by
+//! another. One relay task per such table speaks the table's command
+//! protocol to the connections here (so `ws.rs` cannot tell it from a
+//! table) and forwards their commands to the owner over NATS. The owner's
+//! frames for each connection arrive on this node's frames subject and go
+//! straight into the connection's outbox ([`serve_frames`]).
+//!
+//! When the table moves (a drain, a dead or paused owner), the relay
+//! attaches every connection to the new owner again with the seat token it
+//! was given, asking for no `joined`/`resumed` frame: the client sees a
+//! pause, then a view with a higher `seq`. If the new owner is this node, the
+//! connections attach to the local table and the relay forwards their
+//! commands to it.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures_util::StreamExt;
+use spades_protocol::{ErrorCode, ServerMessage};
+use tokio::sync::{mpsc, oneshot, watch};
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+use tracing::{debug, info, warn};
+use uuid::Uuid;
+
+use super::Cluster;
+use super::wire::{self, FrameKind, Reply, Request, WireAttach};
+use crate::app::AppState;
+use crate::storage::Owner;
+use crate::table::{Attach, Attached, ConnId, Outbox, TableCommand, TableHandle};
+
+/// How long a relay waits for a table without a live owner to get one.
+const MOVE_WAIT: Duration = Duration::from_secs(20);
+
+/// What the rest of the node holds on a relay.
+#[derive(Debug, Clone)]
+pub(super) struct RelayRef {
+    handle: TableHandle,
+    events: mpsc::UnboundedSender<Event>,
+}
+
+impl RelayRef {
+    /// Tells the relay who owns its table now.
+    pub(super) fn owner(&self, owner: Owner) {
+        let _ = self.events.send(Event::Owner(owner));
+    }
+}
+
+/// Where a relayed connection's frames go.
+#[derive(Debug)]
+pub(super) struct Link {
+    outbox: Outbox,
+    /// Frames of older owners (lower epochs) are dropped.
+    epoch: u64,
+    events: mpsc::UnboundedSender<Event>,
+}
+
+/// Something the relay must act on besides its connections' commands.
+#[derive(Debug)]
+pub(super) enum Event {
+    /// The lease row, read by the lease loop.
+    Owner(Owner),
+    /// The owner's table let go of a connection.
+    Released(ConnId),
+    /// The owner's table stopped to move.
+    Moved,
+    /// A connection here did not keep up with its frames.
+    TooSlow(ConnId),
+}
+
+/// Where the relay sends commands.
+#[derive(Debug, Clone)]
+enum Target {
+    /// Another node, under this epoch.
+    Remote { node: String, epoch: u64 },
+    /// The table moved here.
+    Local(TableHandle),
+}
+
+/// A connection the relay carries.
+struct Carried {
+    outbox: Outbox,
+    again: Attach,
+}
+
+/// The relay for `table`, started if needed; `None` when no node has the
+/// table (unknown, finished or closed).
+pub(super) async fn relay_for(state: &AppState, cluster: &Arc<Cluster>, table: Uuid) -> Option<TableHandle> {
+    if let Some(r) = cluster.relays.get(&table)
+        && !r.handle.is_closed()
+    {
+        return Some(r.handle.clone());
+    }
+    let owners = cluster.leases.owners(&[table]).await.ok()?;
+    let (_, owner) = owners.into_iter().next()?;
+    if owner.done {
+        return None;
+    }
+    // Two connections may race here: the first relay wins, and the task
+    // starts only for the relay that went in.
+    let relay_ref = match cluster.relays.entry(table) {
+        dashmap::Entry::Occupied(e) if !e.get().handle.is_closed() => return Some(e.get().handle.clone()),
+        entry => {
+            let (tx, rx) = mpsc::channel(256);
+            let (events_tx, events) = mpsc::unbounded_channel();
+            let stop = CancellationToken::new();
+            let (_status_tx, status) = watch::channel(crate::table::empty_status(table));
+            let handle = TableHandle::new(table, tx, status, stop.clone());
+            let relay_ref = RelayRef { handle, events: events_tx.clone() };
+            entry.insert(relay_ref.clone());
+            let relay = Relay {
+                table,
+                state: Arc::clone(state),
+                cluster: Arc::clone(cluster),
+                rx,
+                events,
+                events_tx,
+                target: None,
+                conns: HashMap::new(),
+                stop,
+                idle_since: Some(Instant::now()),
+            };
+            state.tracker.spawn(relay.run());
+            relay_ref
+        }
+    };
+    Some(relay_ref.handle)
+}
+
+struct Relay {
+    table: Uuid,
+    state: AppState,
+    cluster: Arc<Cluster>,
+    rx: mpsc::Receiver<TableCommand>,
+    events: mpsc::UnboundedReceiver<Event>,
+    events_tx: mpsc::UnboundedSender<Event>,
+    target: Option<Target>,
+    conns: HashMap<ConnId, Carried>,
+    stop: CancellationToken,
+    idle_since: Option<Instant>,
+}
+
+impl Relay {
+    async fn run(mut self) {
+        debug!(table_id = %self.table, "relay started");
+        let shutdown = self.state.shutdown.clone();
+        loop {
+            let idle_end = self.idle_since.map(|t| t + Duration::from_secs(5));
+            tokio::select! {
+                () = shutdown.cancelled() => break,
+                cmd = self.rx.recv() => match cmd {
+                    Some(cmd) => self.command(cmd).await,
+                    None => break,
+                },
+                Some(event) = self.events.recv() => self.event(event).await,
+                () = sleep_until_opt(idle_end) => break,
+            }
+            self.idle_since = if self.conns.is_empty() { self.idle_since.or(Some(Instant::now())) } else { None };
+        }
+        self.stop.cancel();
+        self.cluster.relays.remove_if(&self.table, |_, r| r.events.same_channel(&self.events_tx));
+        for (conn, _) in self.conns.drain() {
+            self.cluster.links.remove(&conn);
+        }
+        debug!(table_id = %self.table, "relay ended");
+    }
+
+    async fn command(&mut self, cmd: TableCommand) {
+        match cmd {
+            TableCommand::Attach { conn, outbox, how, req, quiet, reply } => {
+                let attached = self.attach(conn, &outbox, how, req, quiet).await;
+                if let Some(a) = &attached {
+                    self.conns.insert(conn, Carried { outbox, again: a.again.clone() });
+                }
+                let _ = reply.send(attached);
+            }
+            TableCommand::Act { conn, req, act } => match &self.target {
+                Some(Target::Local(h)) => {
+                    let _ = h.send(TableCommand::Act { conn, req, act }).await;
+                }
+                Some(Target::Remote { node, .. }) => {
+                    let msg = Request::Act {
+                        table: self.table,
+                        origin: self.cluster.node.to_string(),
+                        conn,
+                        req,
+                        act: act.into(),
+                    };
+                    self.publish(node, &msg).await;
+                }
+                None => {
+                    if let Some(c) = self.conns.get(&conn) {
+                        let _ = c.outbox.try_send(moving_error(req));
+                    }
+                }
+            },
+            TableCommand::Detach { conn } => {
+                self.conns.remove(&conn);
+                self.cluster.links.remove(&conn);
+                self.detach_at_target(conn).await;
+            }
+        }
+    }
+
+    async fn detach_at_target(&self, conn: ConnId) {
+        match &self.target {
+            Some(Target::Local(h)) => {
+                let _ = h.send(TableCommand::Detach { conn }).await;
+            }
+            Some(Target::Remote { node, .. }) => {
+                let msg = Request::Detach { table: self.table, origin: self.cluster.node.to_string(), conn };
+                self.publish(node, &msg).await;
+            }
+            None => {}
+        }
+    }
+
+    async fn publish(&self, node: &str, msg: &Request) {
+        let payload = wire::encode(msg);
+        if let Err(e) = self.cluster.nats.publish(self.cluster.subjects.requests(node), payload.into()).await {
+            warn!(error = %e, node, "could not send to a table's owner");
+        }
+    }
+
+    async fn event(&mut self, event: Event) {
+        match event {
+            Event::Owner(owner) => {
+                if owner.done {
+                    // The table is over and closed: let its connections go.
+                    self.conns.clear();
+                    self.rx.close();
+                    return;
+                }
+                if self.target_is(&owner) {
+                    return;
+                }
+                self.move_all().await;
+            }
+            Event::Released(conn) => {
+                if !self.conns.contains_key(&conn) {
+                    return;
+                }
+                let owner = self.cluster.leases.owners(&[self.table]).await.ok().and_then(|o| o.into_iter().next());
+                match owner {
+                    Some((_, owner)) if self.target_is(&owner) => {
+                        // The owner let go of it for good (slow, left, closed).
+                        self.conns.remove(&conn);
+                        self.cluster.links.remove(&conn);
+                    }
+                    _ => self.move_all().await,
+                }
+            }
+            Event::Moved => {
+                if !self.conns.is_empty() {
+                    self.target = None;
+                    self.move_all().await;
+                }
+            }
+            Event::TooSlow(conn) => {
+                self.conns.remove(&conn);
+                self.cluster.links.remove(&conn);
+                self.detach_at_target(conn).await;
+            }
+        }
+    }
+
+    /// True when the relay's target is `owner`'s live lease.
+    fn target_is(&self, owner: &Owner) -> bool {
+        match &self.target {
+            Some(Target::Remote { node, epoch }) => {
+                owner.live && owner.node.as_deref() == Some(node.as_str()) && owner.epoch == *epoch
+            }
+            Some(Target::Local(h)) => !h.is_closed(),
+            None => false,
+        }
+    }
+
+    /// Attaches every carried connection to the table's current owner.
+    async fn move_all(&mut self) {
+        let Some(target) = self.resolve(MOVE_WAIT).await else {
+            warn!(table_id = %self.table, "the table has no owner: its relayed connections are let go");
+            self.target = None;
+            for (conn, _) in self.conns.drain() {
+                self.cluster.links.remove(&conn);
+            }
+            return;
+        };
+        self.target = Some(target);
+        let conns: Vec<(ConnId, Outbox, Attach)> =
+            self.conns.iter().map(|(id, c)| (*id, c.outbox.clone(), c.again.clone())).collect();
+        info!(table_id = %self.table, connections = conns.len(), "the table moved: attaching again");
+        for (conn, outbox, again) in conns {
+            if self.attach(conn, &outbox, again, None, true).await.is_none() {
+                self.conns.remove(&conn);
+                self.cluster.links.remove(&conn);
+            }
+        }
+    }
+
+    /// The table's owner now, waiting up to `wait` for one while the table
+    /// moves; `None` when nobody has it by then (or it is over).
+    async fn resolve(&self, wait: Duration) -> Option<Target> {
+        let deadline = Instant::now() + wait;
+        loop {
+            if let Some(h) = self.state.registry.get(&self.table)
+                && !h.is_closed()
+            {
+                return Some(Target::Local(h));
+            }
+            if let Ok(owners) = self.cluster.leases.owners(&[self.table]).await {
+                let (_, owner) = owners.into_iter().next()?;
+                if owner.done {
+                    return None;
+                }
+                if let Some(node) = owner.node.filter(|_| owner.live)
+                    && node != *self.cluster.node
+                {
+                    return Some(Target::Remote { node, epoch: owner.epoch });
+                }
+            }
+            if Instant::now() >= deadline || self.state.shutdown.is_cancelled() {
+                return None;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+
+    /// Attaches one connection wherever the table is, trying again while
+    /// it moves.
+    async fn attach(
+        &mut self,
+        conn: ConnId,
+        outbox: &Outbox,
+        how: Attach,
+        req: Option<u32>,
+        quiet: bool,
+    ) -> Option<Attached> {
+        let deadline = Instant::now() + MOVE_WAIT;
+        while Instant::now() < deadline && !self.state.shutdown.is_cancelled() {
+            let target = match self.target.clone().filter(|t| !matches!(t, Target::Local(h) if h.is_closed())) {
+                Some(t) => t,
+                None => {
+                    let t = self.resolve(deadline.saturating_duration_since(Instant::now())).await?;
+                    self.target = Some(t.clone());
+                    t
+                }
+            };
+            match target {
+                Target::Local(h) => {
+                    let (tx, rx) = oneshot::channel();
+                    let cmd =
+                        TableCommand::Attach { conn, outbox: outbox.clone(), how: how.clone(), req, quiet, reply: tx };
+                    if h.send(cmd).await.is_ok()
+                        && let Ok(attached) = rx.await
+                    {
+                        return attached;
+                    }
+                }
+                Target::Remote { node, epoch } => {
+                    self.cluster.links.insert(
+                        conn,
+                        Link { outbox: outbox.clone(), epoch, events: self.events_tx.clone() },
+                    );
+                    let msg = Request::Attach {
+                        table: self.table,
+                        origin: self.cluster.node.to_string(),
+                        conn,
+                        how: WireAttach::from(how.clone()),
+                        req,
+                        quiet,
+                    };
+                    match self.cluster.request(&node, &msg).await {
+                        Ok(Reply::Attached { role, again, epoch }) => {
+                            if let Some(mut l) = self.cluster.links.get_mut(&conn) {
+                                l.epoch = l.epoch.max(epoch);
+                            }
+                            self.target = Some(Target::Remote { node, epoch });
+                            return Some(Attached { role: role.into(), again: again.into() });
+                        }
+                        Ok(Reply::Refused { frames }) => {
+                            self.cluster.links.remove(&conn);
+                            for f in frames {
+                                let _ = outbox.try_send(f.into());
+                            }
+                            return None;
+                        }
+                        Ok(_) | Err(_) => {
+                            self.cluster.links.remove(&conn);
+                        }
+                    }
+                }
+            }
+            // Not there (any more): look again.
+            self.target = None;
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        let _ = outbox.try_send(moving_error(req));
+        None
+    }
+}
+
+/// The refusal while a table is between owners.
+fn moving_error(req: Option<u32>) -> axum::extract::ws::Utf8Bytes {
+    let msg = ServerMessage::Error {
+        req,
+        code: ErrorCode::StorageUnavailable,
+        message: "the table is moving to another server: try again in a moment".into(),
+    };
+    serde_json::to_string(&msg).unwrap_or_default().into()
+}
+
+async fn sleep_until_opt(at: Option<Instant>) {
+    match at {
+        Some(at) => tokio::time::sleep_until(at).await,
+        None => std::future::pending().await,
+    }
+}
+
+/// Delivers the frames other nodes send for this node's relayed
+/// connections, straight into their outboxes.
+///
+/// # Errors
+/// When NATS refuses the subscription.
+pub(super) async fn serve_frames(cluster: &Arc<Cluster>) -> anyhow::Result<()> {
+    let mut frames = cluster.nats.subscribe(cluster.subjects.frames(&cluster.node)).await?;
+    let cluster = Arc::clone(cluster);
+    tokio::spawn(async move {
+        while let Some(msg) = frames.next().await {
+            let (kind, conn, epoch, at) = match wire::read_frame_message(&msg.payload) {
+                Ok(h) => h,
+                Err(e) => {
+                    warn!(error = %e, "a frame message from another node was not read");
+                    continue;
+                }
+            };
+            let Some(link) = cluster.links.get(&conn) else { continue };
+            if epoch < link.epoch {
+                continue;
+            }
+            match kind {
+                FrameKind::Released => {
+                    let _ = link.events.send(Event::Released(conn));
+                }
+                FrameKind::Moved => {
+                    let _ = link.events.send(Event::Moved);
+                }
+                FrameKind::Frame => {
+                    let Ok(frame) = axum::extract::ws::Utf8Bytes::try_from(msg.payload.slice(at..)) else {
+                        continue;
+                    };
+                    if let Err(mpsc::error::TrySendError::Full(_)) = link.outbox.try_send(frame) {
+                        let _ = link.events.send(Event::TooSlow(conn));
+                    }
+                }
+            }
+        }
+    });
+    Ok(())
+}

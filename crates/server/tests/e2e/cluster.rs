@@ -1,0 +1,553 @@
+//! Cluster mode with the real binary: three nodes on loopback sharing one
+//! PostgreSQL database (made for the test, dropped after) and NATS. Needs
+//! `TEST_DATABASE_URL` and `TEST_NATS_URL` (`.ci/run` sets both); without
+//! them the tests say so and pass.
+//!
+//! Every player is a driver that plays simple legal moves, counts what was
+//! acknowledged, and, like a real client, reconnects to the next node and
+//! resumes with its token whenever its connection ends.
+
+use std::collections::HashMap;
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use futures_util::{SinkExt, StreamExt};
+use spades_engine::{Action, MatchEnd, Rules, Seat};
+use spades_protocol::{ClientMessage, ClientFrame, MatchRecord, ServerMessage, TableOptions, TablePhase, TableView};
+use tokio_tungstenite::tungstenite::Message;
+use uuid::Uuid;
+
+use crate::helpers::{Client, assert_no_leaks, simple_move};
+
+fn free_addr() -> SocketAddr {
+    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap()
+}
+
+/// A database and a NATS subject prefix of the test's own.
+struct Env {
+    admin: sqlx::PgPool,
+    db: String,
+    url: String,
+    nats: String,
+    prefix: String,
+    data: PathBuf,
+}
+
+impl Env {
+    async fn new() -> Option<Env> {
+        let base = std::env::var("TEST_DATABASE_URL").ok().filter(|u| !u.is_empty());
+        let nats = std::env::var("TEST_NATS_URL").ok().filter(|u| !u.is_empty());
+        let (Some(base), Some(nats)) = (base, nats) else {
+            eprintln!("TEST_DATABASE_URL or TEST_NATS_URL not set: cluster test not run");
+            return None;
+        };
+        let id = Uuid::new_v4().simple().to_string();
+        let db = format!("spades_cluster_{id}");
+        let admin = sqlx::postgres::PgPoolOptions::new().max_connections(1).connect(&base).await.unwrap();
+        sqlx::raw_sql(sqlx::AssertSqlSafe(format!("CREATE DATABASE {db}"))).execute(&admin).await.unwrap();
+        let url = format!("{}/{db}", &base[..base.rfind('/').unwrap()]);
+        let data = std::env::temp_dir().join(format!("spades-cluster-{id}"));
+        Some(Env { admin, db, url, nats, prefix: format!("t{}", &id[..12]), data })
+    }
+
+    async fn drop_db(self) {
+        let sql = format!("DROP DATABASE IF EXISTS {} WITH (FORCE)", self.db);
+        let _ = sqlx::raw_sql(sqlx::AssertSqlSafe(sql)).execute(&self.admin).await;
+        let _ = std::fs::remove_dir_all(&self.data);
+    }
+}
+
+struct Node {
+    id: String,
+    addr: SocketAddr,
+    child: Option<Child>,
+}
+
+impl Node {
+    fn spawn(env: &Env, id: &str, addr: SocketAddr) -> Child {
+        let config = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../config/default.toml");
+        Command::new(env!("CARGO_BIN_EXE_spades-server"))
+            .arg("--config")
+            .arg(config)
+            .env("SPADES_SERVER__BIND", addr.to_string())
+            .env("SPADES_SERVER__SHUTDOWN_GRACE_SECS", "3")
+            .env("SPADES_STORAGE__DATA_DIR", env.data.join(id))
+            .env("SPADES_STORAGE__DATABASE_URL", &env.url)
+            .env("SPADES_CLUSTER__NATS_URL", &env.nats)
+            .env("SPADES_CLUSTER__NODE_ID", id)
+            .env("SPADES_CLUSTER__LEASE_MS", "2000")
+            .env("SPADES_CLUSTER__SUBJECT_PREFIX", &env.prefix)
+            .env("SPADES_TABLES__BOT", "rule")
+            .env("SPADES_TABLES__BOT_DELAY_MS", "10")
+            .env("SPADES_LIMITS__REQUESTS_PER_MINUTE_PER_IP", "0")
+            .env("SPADES_LIMITS__CONNECTIONS_PER_MINUTE_PER_IP", "0")
+            .env("SPADES_LIMITS__CONNECTIONS_PER_IP", "0")
+            .env("RUST_LOG", "warn")
+            .stdout(Stdio::null())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .unwrap()
+    }
+
+    async fn start(env: &Env, id: &str) -> Node {
+        let addr = free_addr();
+        let mut node = Node { id: id.into(), addr, child: Some(Node::spawn(env, id, addr)) };
+        node.wait_ready().await;
+        node
+    }
+
+    async fn restart(&mut self, env: &Env) {
+        self.child = Some(Node::spawn(env, &self.id, self.addr));
+        self.wait_ready().await;
+    }
+
+    async fn wait_ready(&mut self) {
+        let http = reqwest::Client::new();
+        for _ in 0..400 {
+            if let Ok(r) = http.get(format!("http://{}/readyz", self.addr)).send().await
+                && r.status() == 200
+            {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        self.kill();
+        panic!("node {} did not become ready", self.id);
+    }
+
+    fn pid(&self) -> String {
+        self.child.as_ref().unwrap().id().to_string()
+    }
+
+    fn signal(&self, sig: &str) {
+        let ok = Command::new("kill").arg(format!("-{sig}")).arg(self.pid()).status().unwrap().success();
+        assert!(ok, "kill -{sig} {}", self.id);
+    }
+
+    fn kill(&mut self) {
+        if let Some(mut c) = self.child.take() {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+
+    /// SIGTERM, and waits for the process to exit.
+    async fn drain(&mut self) {
+        self.signal("TERM");
+        let mut child = self.child.take().unwrap();
+        for _ in 0..400 {
+            if child.try_wait().unwrap().is_some() {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        let _ = child.kill();
+        panic!("node {} did not stop after SIGTERM", self.id);
+    }
+}
+
+impl Drop for Node {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+async fn three_nodes(env: &Env) -> Vec<Node> {
+    let mut nodes = Vec::new();
+    for id in ["n1", "n2", "n3"] {
+        nodes.push(Node::start(env, id).await);
+    }
+    nodes
+}
+
+/// What a driver saw.
+#[derive(Debug, Default)]
+struct Outcome {
+    /// Acknowledged actions: (hand number, action).
+    acked: Vec<(u16, Action)>,
+    /// Error frames received.
+    errors: Vec<String>,
+    /// Connections that ended under the driver.
+    reconnects: usize,
+    /// Close codes seen.
+    closes: Vec<u16>,
+    /// The last view.
+    last: Option<TableView>,
+}
+
+/// Plays `seat` at `table` until the match is over or `deadline`, starting
+/// on `addrs[first]` and moving to the next address whenever the connection
+/// ends (or cannot be opened).
+async fn drive(addrs: Vec<SocketAddr>, first: usize, table: Uuid, token: String, deadline: Instant) -> Outcome {
+    let mut out = Outcome::default();
+    let mut at = first;
+    let mut req = 0u32;
+    let mut sent: HashMap<u32, (u16, Action)> = HashMap::new();
+    'connections: while Instant::now() < deadline {
+        let addr = addrs[at % addrs.len()];
+        let Ok(Ok((mut ws, _))) =
+            tokio::time::timeout(Duration::from_secs(2), tokio_tungstenite::connect_async(format!("ws://{addr}/ws")))
+                .await
+        else {
+            at += 1;
+            tokio::time::sleep(Duration::from_millis(100)).await;
+            continue;
+        };
+        req += 1;
+        let resume = ClientFrame { req: Some(req), msg: ClientMessage::Resume { table, token: token.clone() } };
+        if ws.send(Message::text(serde_json::to_string(&resume).unwrap())).await.is_err() {
+            at += 1;
+            continue;
+        }
+        // The (hand, moves made) of the turn last acted on, so each turn
+        // is played once per view that offers it.
+        let mut acted_on: Option<(u16, usize)> = None;
+        loop {
+            let frame = tokio::time::timeout(Duration::from_secs(15), ws.next()).await;
+            let text = match frame {
+                Ok(Some(Ok(Message::Text(t)))) => t.to_string(),
+                Ok(Some(Ok(Message::Close(c)))) => {
+                    out.closes.push(c.map_or(1005, |c| c.code.into()));
+                    out.reconnects += 1;
+                    at += 1;
+                    continue 'connections;
+                }
+                Ok(Some(Ok(_))) => continue,
+                Ok(Some(Err(_)) | None) | Err(_) => {
+                    out.reconnects += 1;
+                    at += 1;
+                    continue 'connections;
+                }
+            };
+            match serde_json::from_str::<ServerMessage>(&text).unwrap() {
+                ServerMessage::View { view, .. } => {
+                    if view.phase == TablePhase::Finished {
+                        out.last = Some(*view);
+                        return out;
+                    }
+                    let Some(g) = view.game.as_ref() else { continue };
+                    let turn = (g.hand_number, g.tricks.len() * 4 + g.trick.plays().count() + g.bids.iter().filter(|(_, b)| b.is_some()).count());
+                    if g.turn.is_some() && g.turn == view.you && acted_on != Some(turn)
+                        && let Some(action) = simple_move(&view)
+                    {
+                        acted_on = Some(turn);
+                        req += 1;
+                        sent.insert(req, (g.hand_number, action));
+                        let msg = match action {
+                            Action::Bid(bid) => ClientMessage::Bid { bid },
+                            Action::Play(card) => ClientMessage::Play { card },
+                        };
+                        let frame = ClientFrame { req: Some(req), msg };
+                        let _ = ws.send(Message::text(serde_json::to_string(&frame).unwrap())).await;
+                    }
+                    out.last = Some(*view);
+                }
+                ServerMessage::Ack { req: Some(r) } => {
+                    if let Some(a) = sent.remove(&r) {
+                        out.acked.push(a);
+                    }
+                }
+                ServerMessage::Error { message, .. } => out.errors.push(message),
+                _ => {}
+            }
+        }
+    }
+    out
+}
+
+/// A table created on `nodes[0]` with four people: each joins on the node
+/// given, then the owner starts the match. Returns the table and tokens.
+async fn four_people(nodes: &[&Node], hands: u16) -> (Uuid, Vec<(Seat, String, usize)>) {
+    let http = reqwest::Client::new();
+    let rules = Rules { match_end: MatchEnd::Hands(hands), ..Rules::default() };
+    let resp = http
+        .post(format!("http://{}/api/v1/tables", nodes[0].addr))
+        .json(&spades_protocol::CreateTable { name: None, options: TableOptions { rules, ..TableOptions::default() } })
+        .send()
+        .await
+        .unwrap();
+    let text = resp.text().await.unwrap();
+    let created: spades_protocol::CreatedTable =
+        serde_json::from_str(&text).unwrap_or_else(|e| panic!("create: {e}: {text}"));
+    let mut people = Vec::new();
+    let mut clients = Vec::new();
+    for (i, seat) in Seat::ALL.into_iter().enumerate() {
+        let at = i % nodes.len();
+        let mut c = Client::connect(nodes[at].addr).await;
+        let (_, token) = c.join(created.table, seat.name(), Some(seat)).await;
+        people.push((seat, token, at));
+        clients.push(c);
+    }
+    let reply = clients[0].request(ClientMessage::Start { owner_token: created.owner_token }).await;
+    assert!(matches!(reply, ServerMessage::Ack { .. }), "start: {reply:?}");
+    (created.table, people)
+}
+
+async fn record(addr: SocketAddr, table: Uuid) -> MatchRecord {
+    reqwest::get(format!("http://{addr}/api/v1/matches/{table}")).await.unwrap().json().await.unwrap()
+}
+
+/// Every acknowledged action is in the record, in the hand it was made in.
+fn assert_acked_in_record(seat: Seat, out: &Outcome, rec: &MatchRecord) {
+    for (hand, action) in &out.acked {
+        let h = rec.hands.iter().find(|h| h.result.hand_number == *hand).expect("hand in the record");
+        let found = match action {
+            Action::Bid(b) => h.result.bids[seat] == *b,
+            Action::Play(c) => h.plays.iter().any(|p| p.seat == seat && p.card == *c),
+        };
+        assert!(found, "{seat} had {action:?} acknowledged in hand {hand}, but the record lacks it");
+    }
+}
+
+/// The record replays through the engine to the same result.
+fn assert_replays(rec: &MatchRecord) {
+    let seed = rec.seed.expect("a finished match reveals its seed");
+    let mut m = spades_engine::Match::new(rec.options.rules, seed);
+    for h in &rec.hands {
+        let first = h.result.dealer.next();
+        for i in 0..4 {
+            let seat = first.offset(i);
+            m.apply(seat, Action::Bid(h.result.bids[seat])).unwrap();
+        }
+        for p in &h.plays {
+            m.apply(p.seat, Action::Play(p.card)).unwrap();
+        }
+    }
+    assert_eq!(m.result().copied(), rec.result, "the record replays to its result");
+}
+
+/// The node that owns `table` now, by its lease row.
+async fn owner_of(env: &Env, table: Uuid) -> Option<String> {
+    let pool = sqlx::postgres::PgPoolOptions::new().max_connections(1).connect(&env.url).await.unwrap();
+    let row: Option<(Option<String>,)> =
+        sqlx::query_as("SELECT owner_node FROM tables WHERE id = $1 AND lease_until > spades_now_ms()")
+            .bind(table.to_string())
+            .fetch_optional(&pool)
+            .await
+            .unwrap();
+    pool.close().await;
+    row.and_then(|r| r.0)
+}
+
+async fn actions_stored(env: &Env, table: Uuid) -> i64 {
+    let pool = sqlx::postgres::PgPoolOptions::new().max_connections(1).connect(&env.url).await.unwrap();
+    let (n,): (i64,) = sqlx::query_as("SELECT count(*) FROM actions WHERE table_id = $1")
+        .bind(table.to_string())
+        .fetch_one(&pool)
+        .await
+        .unwrap();
+    pool.close().await;
+    n
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_match_spread_over_three_nodes_plays_to_the_end_without_leaks() {
+    let Some(env) = Env::new().await else { return };
+    let nodes = three_nodes(&env).await;
+    let refs: Vec<&Node> = nodes.iter().collect();
+    let (table, people) = four_people(&refs, 5).await;
+    // Each person plays from the node they joined on; a spectator watches
+    // from the third node.
+    let mut spectator = Client::connect(nodes[2].addr).await;
+    let watching = spectator.request(ClientMessage::Watch { table }).await;
+    assert!(matches!(watching, ServerMessage::Watching { .. }), "{watching:?}");
+    let mut players = Vec::new();
+    for (seat, token, at) in people.iter().cloned() {
+        let addrs = vec![nodes[at].addr];
+        let deadline = Instant::now() + Duration::from_secs(120);
+        players.push((seat, tokio::spawn(async move {
+            // A client of the helper kind, to check every frame for leaks.
+            let mut c = Client::connect(addrs[0]).await;
+            let r = c.request(ClientMessage::Resume { table, token }).await;
+            assert!(matches!(r, ServerMessage::Resumed { .. }), "{r:?}");
+            let v = c.play_until(|v| v.phase == TablePhase::Finished || Instant::now() > deadline).await;
+            (c, v)
+        })));
+    }
+    let mut clients = Vec::new();
+    for (seat, p) in players {
+        let (c, v) = p.await.unwrap();
+        assert_eq!(v.phase, TablePhase::Finished, "{seat} saw the match end");
+        assert!(c.closed.is_none(), "{seat}'s connection stayed open");
+        clients.push(c);
+    }
+    spectator.view_until(|v| v.phase == TablePhase::Finished).await;
+    let refs: Vec<&Client> = clients.iter().collect();
+    assert_no_leaks(&refs, &[&spectator]);
+    // The same record from every node, and it replays.
+    let rec = record(nodes[0].addr, table).await;
+    assert!(rec.finished);
+    assert_eq!(rec.hands.len(), 5);
+    for n in &nodes[1..] {
+        assert_eq!(record(n.addr, table).await, rec);
+    }
+    assert_replays(&rec);
+    // Every node answers the table's status and lists it.
+    for n in &nodes {
+        let status: spades_protocol::TableStatus =
+            reqwest::get(format!("http://{}/api/v1/tables/{table}", n.addr)).await.unwrap().json().await.unwrap();
+        assert_eq!(status.summary.table, table);
+        let list: Vec<spades_protocol::TableSummary> =
+            reqwest::get(format!("http://{}/api/v1/tables", n.addr)).await.unwrap().json().await.unwrap();
+        assert!(list.iter().any(|t| t.table == table), "node {} lists the table", n.id);
+    }
+    drop(nodes);
+    env.drop_db().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn killing_the_owner_moves_the_table_and_loses_no_acknowledged_action() {
+    let Some(env) = Env::new().await else { return };
+    let mut nodes = three_nodes(&env).await;
+    // Created on n1, which owns it; the people sit on n2 and n3.
+    let refs: Vec<&Node> = vec![&nodes[0], &nodes[1], &nodes[2]];
+    let (table, people) = four_people(&refs, 5).await;
+    assert_eq!(owner_of(&env, table).await.as_deref(), Some("n1"));
+    let survivors = vec![nodes[1].addr, nodes[2].addr];
+    let deadline = Instant::now() + Duration::from_secs(120);
+    let mut drivers = Vec::new();
+    for (i, (seat, token, _)) in people.iter().cloned().enumerate() {
+        let addrs = survivors.clone();
+        drivers.push((seat, tokio::spawn(drive(addrs, i, table, token, deadline))));
+    }
+    // Mid-hand: some cards down.
+    while actions_stored(&env, table).await < 12 {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let killed = Instant::now();
+    nodes[0].kill();
+    let before = actions_stored(&env, table).await;
+    loop {
+        let owner = owner_of(&env, table).await;
+        if owner.as_deref().is_some_and(|o| o != "n1") && actions_stored(&env, table).await > before {
+            break;
+        }
+        assert!(killed.elapsed() < Duration::from_secs(10), "the table did not move within 10 s");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let moved_in = killed.elapsed();
+    let mut outcomes = Vec::new();
+    for (seat, d) in drivers {
+        let out = d.await.unwrap();
+        assert_eq!(out.last.as_ref().map(|v| v.phase), Some(TablePhase::Finished), "{seat}: {out:?}");
+        assert_eq!(out.reconnects, 0, "{seat} kept its connection to a surviving node: {:?}", out.closes);
+        outcomes.push((seat, out));
+    }
+    let rec = record(nodes[1].addr, table).await;
+    for (seat, out) in &outcomes {
+        assert_acked_in_record(*seat, out, &rec);
+    }
+    assert_replays(&rec);
+    eprintln!("the table moved {moved_in:?} after the kill");
+    drop(nodes);
+    env.drop_db().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_paused_owner_writes_nothing_after_another_node_took_over() {
+    let Some(env) = Env::new().await else { return };
+    let nodes = three_nodes(&env).await;
+    let refs: Vec<&Node> = vec![&nodes[0], &nodes[1], &nodes[2]];
+    let (table, people) = four_people(&refs, 5).await;
+    let survivors = vec![nodes[1].addr, nodes[2].addr];
+    let deadline = Instant::now() + Duration::from_secs(120);
+    let mut drivers = Vec::new();
+    for (i, (seat, token, _)) in people.iter().cloned().enumerate() {
+        drivers.push((seat, tokio::spawn(drive(survivors.clone(), i, table, token, deadline))));
+    }
+    while actions_stored(&env, table).await < 8 {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    nodes[0].signal("STOP");
+    let paused = Instant::now();
+    while owner_of(&env, table).await.as_deref().is_none_or(|o| o == "n1") {
+        assert!(paused.elapsed() < Duration::from_secs(10), "nobody took the paused node's table");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    // Let the new owner play on, then wake the old one up mid-play.
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    nodes[0].signal("CONT");
+    let mut outcomes = Vec::new();
+    for (seat, d) in drivers {
+        let out = d.await.unwrap();
+        assert_eq!(out.last.as_ref().map(|v| v.phase), Some(TablePhase::Finished), "{seat}: {out:?}");
+        outcomes.push((seat, out));
+    }
+    // No fork: the log is one line of play that replays, holds every
+    // acknowledged action, and the woken node no longer runs the table.
+    let rec = record(nodes[2].addr, table).await;
+    assert_replays(&rec);
+    for (seat, out) in &outcomes {
+        assert_acked_in_record(*seat, out, &rec);
+    }
+    let metrics = reqwest::get(format!("http://{}/metrics", nodes[0].addr)).await.unwrap().text().await.unwrap();
+    let hosted: f64 = metrics
+        .lines()
+        .filter(|l| l.starts_with("spades_tables{"))
+        .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
+        .sum();
+    assert_eq!(hosted, 0.0, "the woken node stopped the table:\n{metrics}");
+    drop(nodes);
+    env.drop_db().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn draining_and_restarting_every_node_in_turn_is_invisible_to_players() {
+    let Some(env) = Env::new().await else { return };
+    let mut nodes = three_nodes(&env).await;
+    let refs: Vec<&Node> = vec![&nodes[0], &nodes[1], &nodes[2]];
+    let (table, people) = four_people(&refs, 5).await;
+    let addrs: Vec<SocketAddr> = nodes.iter().map(|n| n.addr).collect();
+    let deadline = Instant::now() + Duration::from_secs(150);
+    let mut drivers = Vec::new();
+    for (i, (seat, token, _)) in people.iter().cloned().enumerate() {
+        drivers.push((seat, tokio::spawn(drive(addrs.clone(), i, table, token, deadline))));
+    }
+    // A rolling restart: each node in turn is drained (SIGTERM) and started
+    // again, while the match goes on.
+    let mut last = actions_stored(&env, table).await;
+    for i in 0..3 {
+        while actions_stored(&env, table).await < last + 6 {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        nodes[i].drain().await;
+        nodes[i].restart(&env).await;
+        last = actions_stored(&env, table).await;
+    }
+    let mut outcomes = Vec::new();
+    for (seat, d) in drivers {
+        let out = d.await.unwrap();
+        assert_eq!(out.last.as_ref().map(|v| v.phase), Some(TablePhase::Finished), "{seat}: {out:?}");
+        assert!(out.errors.is_empty(), "{seat} saw no error: {:?}", out.errors);
+        assert!(out.closes.iter().all(|c| [1001, 1012].contains(c)), "{seat}: {:?}", out.closes);
+        outcomes.push((seat, out));
+    }
+    let rec = record(nodes[0].addr, table).await;
+    assert_replays(&rec);
+    for (seat, out) in &outcomes {
+        assert_acked_in_record(*seat, out, &rec);
+    }
+    drop(nodes);
+    env.drop_db().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_second_node_with_a_node_id_in_use_is_refused() {
+    let Some(env) = Env::new().await else { return };
+    let first = Node::start(&env, "same").await;
+    let addr = free_addr();
+    let mut child = Node::spawn(&env, "same", addr);
+    let started = Instant::now();
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        assert!(started.elapsed() < Duration::from_secs(15), "the second node did not give up");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    assert!(!status.success(), "the second process with node id \"same\" is refused");
+    drop(first);
+    env.drop_db().await;
+}
