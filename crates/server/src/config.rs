@@ -90,7 +90,9 @@ impl ClusterConfig {
 
 /// True for a node id or subject prefix that is safe in a NATS subject.
 fn subject_safe(text: &str) -> bool {
-    !text.is_empty() && text.len() <= 64 && text.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+    !text.is_empty()
+        && text.len() <= 64
+        && text.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
 }
 
 /// Listening and HTTP.
@@ -548,7 +550,9 @@ impl Config {
             )));
         }
         if !subject_safe(&c.subject_prefix) {
-            return Err(ConfigError("cluster.subject_prefix must be 1 to 64 letters, digits, '-' or '_'".into()));
+            return Err(ConfigError(
+                "cluster.subject_prefix must be 1 to 64 letters, digits, '-' or '_'".into(),
+            ));
         }
         if !(1000..=600_000).contains(&c.lease_ms) {
             return Err(ConfigError("cluster.lease_ms must be from 1000 to 600000".into()));

@@ -70,8 +70,13 @@ async fn start(
 ) {
     let id = stored.table.id;
     restored_state.epoch = epoch;
-    let mut init =
-        state.table_init(id, stored.table.name.clone(), stored.table.options, owner, stored.table.created_at_ms);
+    let mut init = state.table_init(
+        id,
+        stored.table.name.clone(),
+        stored.table.options,
+        owner,
+        stored.table.created_at_ms,
+    );
     if let Some(c) = cluster {
         (init.journal, init.shutdown) = c.own(&state.journal, &state.shutdown, epoch);
     }

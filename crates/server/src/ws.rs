@@ -550,8 +550,14 @@ impl Connection {
             return self.reply(socket, &error(req, ErrorCode::TableNotFound, "no such table")).await;
         };
         let (tx, rx) = oneshot::channel();
-        let cmd =
-            TableCommand::Attach { conn: self.id, outbox: self.outbox.clone(), how, req, quiet: false, reply: tx };
+        let cmd = TableCommand::Attach {
+            conn: self.id,
+            outbox: self.outbox.clone(),
+            how,
+            req,
+            quiet: false,
+            reply: tx,
+        };
         match self.to_table(&handle, cmd).await {
             None => {}
             Some(Flow::Close(CLOSE_TABLE_CLOSED, _)) => {

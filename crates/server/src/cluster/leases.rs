@@ -88,7 +88,11 @@ async fn round(state: &AppState, cluster: &Arc<Cluster>, last_renewed: &mut Inst
         }
     }
     match cluster.leases.nodes(cluster.lease_ms).await {
-        Ok(nodes) => cluster.live_nodes.store(nodes.len().max(1), Ordering::Relaxed),
+        Ok(nodes) => {
+            cluster.live_nodes.store(nodes.len().max(1), Ordering::Relaxed);
+            let live: HashSet<String> = nodes.iter().map(|n| format!("{}.{}", n.id, n.incarnation)).collect();
+            super::owner::forget_dead_origins(cluster, &live).await;
+        }
         Err(e) => warn!(error = %e, "could not read the nodes"),
     }
     tell_relays(cluster).await;

@@ -58,6 +58,10 @@ pub struct Cluster {
     node: Arc<str>,
     /// This process (a node id is used by one process at a time).
     incarnation: String,
+    /// Where other nodes send this process's relayed frames:
+    /// `<node>.<incarnation>`, so that nothing meant for an earlier process
+    /// of this node id (whose connection ids repeat) ever reaches this one.
+    origin: String,
     nats: async_nats::Client,
     leases: Leases,
     subjects: Subjects,
@@ -90,7 +94,7 @@ impl Cluster {
             anyhow::bail!("cluster mode needs PostgreSQL storage (storage.database_url = postgres://…)");
         };
         let node: Arc<str> = config.node_id().into();
-        let incarnation = Uuid::new_v4().to_string();
+        let incarnation = Uuid::new_v4().simple().to_string();
         let nats = async_nats::ConnectOptions::new()
             .name(format!("spades-server {node}"))
             .connection_timeout(Duration::from_secs(5))
@@ -102,7 +106,8 @@ impl Cluster {
             .map_err(|e| {
                 anyhow::anyhow!("cluster.nats_url {}: {e}", crate::config::redact_url(&c.nats_url))
             })?;
-        let address = if c.advertise.is_empty() { config.server.bind.to_string() } else { c.advertise.clone() };
+        let address =
+            if c.advertise.is_empty() { config.server.bind.to_string() } else { c.advertise.clone() };
         // A node id is one process's at a time: a live node beats every
         // quarter lease, so an id still refused after a lease and a second
         // belongs to a running node; a killed node's id frees up by then.
@@ -127,6 +132,7 @@ impl Cluster {
         }
         info!(node = %node, "joined the cluster");
         Ok(Arc::new(Cluster {
+            origin: format!("{node}.{incarnation}"),
             node,
             incarnation,
             nats,
@@ -155,7 +161,12 @@ impl Cluster {
 
     /// The fenced journal and stop token of a table this node owns under
     /// `epoch`; it is counted as owned until its task ends.
-    pub fn own(&self, journal: &Journal, shutdown: &CancellationToken, epoch: u64) -> (Journal, CancellationToken) {
+    pub fn own(
+        &self,
+        journal: &Journal,
+        shutdown: &CancellationToken,
+        epoch: u64,
+    ) -> (Journal, CancellationToken) {
         let stop = shutdown.child_token();
         let fence = Fence { node: Arc::clone(&self.node), epoch, lease_ms: self.lease_ms };
         (journal.fenced(fence, stop.clone()), stop)
@@ -229,7 +240,8 @@ pub async fn status(state: &AppState, table: Uuid) -> Result<TableStatus, AppErr
     for attempt in 0..3 {
         let owners = cluster.leases.owners(&[table]).await.map_err(|e| {
             warn!(error = %e, "could not read a table's owner");
-            AppError::new(ErrorCode::StorageUnavailable, "storage is unavailable").with_status(axum::http::StatusCode::SERVICE_UNAVAILABLE)
+            AppError::new(ErrorCode::StorageUnavailable, "storage is unavailable")
+                .with_status(axum::http::StatusCode::SERVICE_UNAVAILABLE)
         })?;
         let Some((_, owner)) = owners.into_iter().next() else { return Err(not_found()) };
         if owner.done {
@@ -264,7 +276,8 @@ pub async fn lobby(state: &AppState) -> Vec<TableSummary> {
     }
     let inbox = cluster.nats.new_inbox();
     let Ok(mut answers) = cluster.nats.subscribe(inbox.clone()).await else { return tables };
-    let question = wire::encode(Request::Status { table: Uuid::nil() });
+    // The question names the asking node, which does not answer itself.
+    let question = cluster.node.as_bytes().to_vec();
     if cluster.nats.publish_with_reply(cluster.subjects.lobby(), inbox, question.into()).await.is_err() {
         return tables;
     }

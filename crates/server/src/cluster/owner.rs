@@ -5,6 +5,7 @@
 //! every rule stay the table's.
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use futures_util::StreamExt;
 use tokio::sync::{mpsc, oneshot};
@@ -22,6 +23,9 @@ pub(super) struct RemoteConn {
     table: TableHandle,
     /// Its id at the table (ids of this node).
     local: ConnId,
+    /// Set when the connection attached again: its old forwarder then ends
+    /// without a word.
+    replaced: Arc<AtomicBool>,
 }
 
 /// Answers other nodes: requests on this node's subject, and the lobby.
@@ -58,6 +62,9 @@ pub(super) async fn serve(state: &AppState, cluster: &Arc<Cluster>) -> anyhow::R
     tokio::spawn(async move {
         while let Some(msg) = lobby.next().await {
             let Some(to) = msg.reply else { continue };
+            if *msg.payload == *c.node.as_bytes() {
+                continue;
+            }
             let reply = Reply::Lobby { tables: s.registry.summaries() };
             let _ = c.nats.publish(to, wire::encode(&reply).into()).await;
         }
@@ -77,9 +84,9 @@ async fn handle(state: &AppState, cluster: &Arc<Cluster>, request: Request) -> O
                     let cmd = TableCommand::Act { conn: r.local, req, act: act.into() };
                     let _ = r.table.send(cmd).await;
                 }
-                // Not attached here (the table moved, or this node
-                // restarted): the relay must look again.
-                _ => released(cluster, &origin, conn, cluster.epoch_of(table).unwrap_or(0)).await,
+                // Not attached here (the table stopped to move, or this
+                // node restarted): the relay must attach it again.
+                _ => moved(cluster, &origin, conn, cluster.epoch_of(table).unwrap_or(0)).await,
             }
             None
         }
@@ -105,9 +112,10 @@ async fn handle(state: &AppState, cluster: &Arc<Cluster>, request: Request) -> O
     }
 }
 
-/// Tells `origin` that this node's table let go of its connection `conn`.
-async fn released(cluster: &Cluster, origin: &str, conn: ConnId, epoch: u64) {
-    let msg = wire::frame_message(FrameKind::Released, conn, epoch, b"");
+/// Tells `origin` that its connection `conn` is not attached here: it must
+/// attach again wherever the table runs now.
+async fn moved(cluster: &Cluster, origin: &str, conn: ConnId, epoch: u64) {
+    let msg = wire::frame_message(FrameKind::Moved, conn, epoch, b"");
     let _ = cluster.nats.publish(cluster.subjects.frames(origin), msg.into()).await;
 }
 
@@ -131,6 +139,7 @@ async fn attach(
     // The same connection attached again (its relay thought the table had
     // moved): the old attachment goes first.
     if let Some((_, old)) = cluster.remote.remove(&(origin.clone(), conn)) {
+        old.replaced.store(true, Ordering::Relaxed);
         let _ = old.table.send(TableCommand::Detach { conn: old.local }).await;
     }
     let local = state.next_conn_id();
@@ -148,7 +157,13 @@ async fn attach(
         }
         return Reply::Refused { frames: refused };
     };
-    cluster.remote.insert((origin.clone(), conn), RemoteConn { table: handle.clone(), local });
+    let replaced = Arc::new(AtomicBool::new(false));
+    let entry = RemoteConn { table: handle.clone(), local, replaced: Arc::clone(&replaced) };
+    if let Some(old) = cluster.remote.insert((origin.clone(), conn), entry) {
+        // Two attachments of one connection crossed: the older goes.
+        old.replaced.store(true, Ordering::Relaxed);
+        let _ = old.table.send(TableCommand::Detach { conn: old.local }).await;
+    }
     // The forwarder: the table's frames for the connection, in order, to
     // the relaying node; when the table lets go, that node is told.
     let c = Arc::clone(cluster);
@@ -161,10 +176,29 @@ async fn attach(
             }
         }
         c.remote.remove_if(&(origin.clone(), conn), |_, r| r.local == local);
+        if replaced.load(Ordering::Relaxed) {
+            // The connection attached again: that attachment speaks for it.
+            return;
+        }
         // A table stopped here (a lost lease, a drain) runs on elsewhere.
         let kind = if handle.stopped() { FrameKind::Moved } else { FrameKind::Released };
         let msg = wire::frame_message(kind, conn, epoch, b"");
         let _ = c.nats.publish(c.subjects.frames(&origin), msg.into()).await;
     });
     Reply::Attached { role: WireRole::from(attached.role), again: WireAttach::from(attached.again), epoch }
+}
+
+/// Detaches the connections of processes that are no longer live (a node
+/// that died, or stopped without saying goodbye for each connection): their
+/// seats must not look present.
+pub(super) async fn forget_dead_origins(cluster: &Cluster, live: &std::collections::HashSet<String>) {
+    let dead: Vec<(String, ConnId)> =
+        cluster.remote.iter().map(|r| r.key().clone()).filter(|(origin, _)| !live.contains(origin)).collect();
+    for key in dead {
+        if let Some((_, r)) = cluster.remote.remove(&key) {
+            r.replaced.store(true, Ordering::Relaxed);
+            debug!(origin = %key.0, "detaching a connection of a process that is gone");
+            let _ = r.table.send(TableCommand::Detach { conn: r.local }).await;
+        }
+    }
 }

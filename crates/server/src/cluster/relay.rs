@@ -63,8 +63,8 @@ pub(super) enum Event {
     Owner(Owner),
     /// The owner's table let go of a connection.
     Released(ConnId),
-    /// The owner's table stopped to move.
-    Moved,
+    /// The owner's table (under this epoch) stopped to move.
+    Moved(u64),
     /// A connection here did not keep up with its frames.
     TooSlow(ConnId),
 }
@@ -156,7 +156,8 @@ impl Relay {
                 Some(event) = self.events.recv() => self.event(event).await,
                 () = sleep_until_opt(idle_end) => break,
             }
-            self.idle_since = if self.conns.is_empty() { self.idle_since.or(Some(Instant::now())) } else { None };
+            self.idle_since =
+                if self.conns.is_empty() { self.idle_since.or(Some(Instant::now())) } else { None };
         }
         self.stop.cancel();
         self.cluster.relays.remove_if(&self.table, |_, r| r.events.same_channel(&self.events_tx));
@@ -182,7 +183,7 @@ impl Relay {
                 Some(Target::Remote { node, .. }) => {
                     let msg = Request::Act {
                         table: self.table,
-                        origin: self.cluster.node.to_string(),
+                        origin: self.cluster.origin.clone(),
                         conn,
                         req,
                         act: act.into(),
@@ -209,7 +210,7 @@ impl Relay {
                 let _ = h.send(TableCommand::Detach { conn }).await;
             }
             Some(Target::Remote { node, .. }) => {
-                let msg = Request::Detach { table: self.table, origin: self.cluster.node.to_string(), conn };
+                let msg = Request::Detach { table: self.table, origin: self.cluster.origin.clone(), conn };
                 self.publish(node, &msg).await;
             }
             None => {}
@@ -218,7 +219,8 @@ impl Relay {
 
     async fn publish(&self, node: &str, msg: &Request) {
         let payload = wire::encode(msg);
-        if let Err(e) = self.cluster.nats.publish(self.cluster.subjects.requests(node), payload.into()).await {
+        if let Err(e) = self.cluster.nats.publish(self.cluster.subjects.requests(node), payload.into()).await
+        {
             warn!(error = %e, node, "could not send to a table's owner");
         }
     }
@@ -241,23 +243,35 @@ impl Relay {
                 if !self.conns.contains_key(&conn) {
                     return;
                 }
-                let owner = self.cluster.leases.owners(&[self.table]).await.ok().and_then(|o| o.into_iter().next());
+                let owner =
+                    self.cluster.leases.owners(&[self.table]).await.ok().and_then(|o| o.into_iter().next());
                 match owner {
                     Some((_, owner)) if self.target_is(&owner) => {
                         // The owner let go of it for good (slow, left, closed).
+                        debug!(table_id = %self.table, conn, "the owner let go of a relayed connection");
                         self.conns.remove(&conn);
                         self.cluster.links.remove(&conn);
                     }
                     _ => self.move_all().await,
                 }
             }
-            Event::Moved => {
-                if !self.conns.is_empty() {
+            Event::Moved(from) => {
+                // Every connection's forwarder says so: move once. A notice
+                // from an owner older than the current target is stale.
+                let current = match &self.target {
+                    Some(Target::Remote { epoch, .. }) => Some(*epoch),
+                    Some(Target::Local(h)) if !h.is_closed() && !h.stopped() => {
+                        self.cluster.epoch_of(self.table)
+                    }
+                    _ => None,
+                };
+                if !self.conns.is_empty() && current.is_none_or(|e| e <= from) {
                     self.target = None;
                     self.move_all().await;
                 }
             }
             Event::TooSlow(conn) => {
+                debug!(table_id = %self.table, conn, "a relayed connection was too slow");
                 self.conns.remove(&conn);
                 self.cluster.links.remove(&conn);
                 self.detach_at_target(conn).await;
@@ -292,6 +306,7 @@ impl Relay {
         info!(table_id = %self.table, connections = conns.len(), "the table moved: attaching again");
         for (conn, outbox, again) in conns {
             if self.attach(conn, &outbox, again, None, true).await.is_none() {
+                warn!(table_id = %self.table, conn, "a relayed connection could not attach to the table's new owner");
                 self.conns.remove(&conn);
                 self.cluster.links.remove(&conn);
             }
@@ -338,7 +353,8 @@ impl Relay {
     ) -> Option<Attached> {
         let deadline = Instant::now() + MOVE_WAIT;
         while Instant::now() < deadline && !self.state.shutdown.is_cancelled() {
-            let target = match self.target.clone().filter(|t| !matches!(t, Target::Local(h) if h.is_closed())) {
+            let target = match self.target.clone().filter(|t| !matches!(t, Target::Local(h) if h.is_closed()))
+            {
                 Some(t) => t,
                 None => {
                     let t = self.resolve(deadline.saturating_duration_since(Instant::now())).await?;
@@ -349,8 +365,14 @@ impl Relay {
             match target {
                 Target::Local(h) => {
                     let (tx, rx) = oneshot::channel();
-                    let cmd =
-                        TableCommand::Attach { conn, outbox: outbox.clone(), how: how.clone(), req, quiet, reply: tx };
+                    let cmd = TableCommand::Attach {
+                        conn,
+                        outbox: outbox.clone(),
+                        how: how.clone(),
+                        req,
+                        quiet,
+                        reply: tx,
+                    };
                     if h.send(cmd).await.is_ok()
                         && let Ok(attached) = rx.await
                     {
@@ -358,13 +380,12 @@ impl Relay {
                     }
                 }
                 Target::Remote { node, epoch } => {
-                    self.cluster.links.insert(
-                        conn,
-                        Link { outbox: outbox.clone(), epoch, events: self.events_tx.clone() },
-                    );
+                    self.cluster
+                        .links
+                        .insert(conn, Link { outbox: outbox.clone(), epoch, events: self.events_tx.clone() });
                     let msg = Request::Attach {
                         table: self.table,
-                        origin: self.cluster.node.to_string(),
+                        origin: self.cluster.origin.clone(),
                         conn,
                         how: WireAttach::from(how.clone()),
                         req,
@@ -423,7 +444,7 @@ async fn sleep_until_opt(at: Option<Instant>) {
 /// # Errors
 /// When NATS refuses the subscription.
 pub(super) async fn serve_frames(cluster: &Arc<Cluster>) -> anyhow::Result<()> {
-    let mut frames = cluster.nats.subscribe(cluster.subjects.frames(&cluster.node)).await?;
+    let mut frames = cluster.nats.subscribe(cluster.subjects.frames(&cluster.origin)).await?;
     let cluster = Arc::clone(cluster);
     tokio::spawn(async move {
         while let Some(msg) = frames.next().await {
@@ -443,7 +464,7 @@ pub(super) async fn serve_frames(cluster: &Arc<Cluster>) -> anyhow::Result<()> {
                     let _ = link.events.send(Event::Released(conn));
                 }
                 FrameKind::Moved => {
-                    let _ = link.events.send(Event::Moved);
+                    let _ = link.events.send(Event::Moved(epoch));
                 }
                 FrameKind::Frame => {
                     let Ok(frame) = axum::extract::ws::Utf8Bytes::try_from(msg.payload.slice(at..)) else {

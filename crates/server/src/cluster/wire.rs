@@ -7,8 +7,10 @@
 //! - `p.node.<id>.req`: requests to a node (attach, act, detach, status,
 //!   create), answered on the request's reply subject where an answer is
 //!   needed;
-//! - `p.node.<id>.frames`: frames for the connections relayed by that node;
-//! - `p.lobby`: every node answers with its tables' lobby lines;
+//! - `p.node.<id>.<incarnation>.frames`: frames for the connections that
+//!   process of a node relays;
+//! - `p.lobby`: every node but the asking one answers with its tables' lobby
+//!   lines (the question is the asking node's id);
 //! - `p.moved`: a node handed tables over (a drain): claim them now.
 //!
 //! These messages carry seat and owner tokens between nodes: NATS must be
@@ -41,9 +43,9 @@ impl Subjects {
         format!("{}.node.{node}.req", self.prefix)
     }
 
-    /// Frames for the connections `node` relays.
-    pub fn frames(&self, node: &str) -> String {
-        format!("{}.node.{node}.frames", self.prefix)
+    /// Frames for the connections relayed by `origin` (`<node>.<incarnation>`).
+    pub fn frames(&self, origin: &str) -> String {
+        format!("{}.node.{origin}.frames", self.prefix)
     }
 
     /// The lobby question every node answers.
@@ -156,8 +158,8 @@ impl From<WireRole> for Role {
     }
 }
 
-/// A request to a node. `origin` is the node holding the client's socket,
-/// `conn` the connection's id there.
+/// A request to a node. `origin` is the process holding the client's socket
+/// (`<node>.<incarnation>`), `conn` the connection's id there.
 #[derive(Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub(crate) enum Request {
@@ -173,15 +175,31 @@ pub(crate) enum Request {
 #[serde(tag = "type", rename_all = "snake_case")]
 pub(crate) enum Reply {
     /// The connection is attached; `again` attaches it to a later owner.
-    Attached { role: WireRole, again: WireAttach, epoch: u64 },
+    Attached {
+        role: WireRole,
+        again: WireAttach,
+        epoch: u64,
+    },
     /// Refused: the frames to deliver (the error).
-    Refused { frames: Vec<String> },
+    Refused {
+        frames: Vec<String>,
+    },
     /// The table is not (or no longer) on this node.
     NotHere,
-    Status { status: Box<TableStatus> },
-    Created { table: Uuid, owner_token: String },
-    Error { code: ErrorCode, message: String },
-    Lobby { tables: Vec<TableSummary> },
+    Status {
+        status: Box<TableStatus>,
+    },
+    Created {
+        table: Uuid,
+        owner_token: String,
+    },
+    Error {
+        code: ErrorCode,
+        message: String,
+    },
+    Lobby {
+        tables: Vec<TableSummary>,
+    },
 }
 
 /// The envelope of every JSON message.
@@ -311,7 +329,10 @@ mod tests {
         }
         let text = String::from_utf8(bytes).unwrap().replace("\"v\":1", "\"v\":2");
         assert!(matches!(decode::<Request>(text.as_bytes()), Err(WireError::Version(2))));
-        assert!(matches!(decode::<Request>(b"{\"v\":1,\"msg\":{\"type\":\"nope\"}}"), Err(WireError::Unreadable(_))));
+        assert!(matches!(
+            decode::<Request>(b"{\"v\":1,\"msg\":{\"type\":\"nope\"}}"),
+            Err(WireError::Unreadable(_))
+        ));
         assert!(decode::<Request>(b"garbage").is_err());
     }
 

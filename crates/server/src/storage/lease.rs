@@ -48,6 +48,8 @@ pub struct Owner {
 pub struct NodeRow {
     /// Its id.
     pub id: String,
+    /// The process now using the id.
+    pub incarnation: String,
     /// Where it listens (for operators).
     pub address: String,
     /// Tables it owns.
@@ -79,7 +81,8 @@ fn to_u64(n: i64) -> u64 {
 }
 
 fn parse_id(text: &str) -> Result<Uuid, StorageError> {
-    text.parse().map_err(|_| StorageError::Corrupt { table: text.to_owned(), reason: "not a table id".into() })
+    text.parse()
+        .map_err(|_| StorageError::Corrupt { table: text.to_owned(), reason: "not a table id".into() })
 }
 
 impl Leases {
@@ -184,10 +187,10 @@ impl Leases {
 
     /// Every node that beat within `live_ms`.
     pub async fn nodes(&self, live_ms: u64) -> Result<Vec<NodeRow>, StorageError> {
-        let rows: Vec<(String, String, i64, i64, i64)> = self
+        let rows: Vec<(String, String, String, i64, i64, i64)> = self
             .timed(
                 sqlx::query_as(
-                    "SELECT id, address, tables, draining, spades_now_ms() - heartbeat_at FROM nodes \
+                    "SELECT id, incarnation, address, tables, draining, spades_now_ms() - heartbeat_at FROM nodes \
                      WHERE heartbeat_at >= spades_now_ms() - $1 ORDER BY id",
                 )
                 .bind(live_ms as i64)
@@ -196,8 +199,9 @@ impl Leases {
             .await?;
         Ok(rows
             .into_iter()
-            .map(|(id, address, tables, draining, silent)| NodeRow {
+            .map(|(id, incarnation, address, tables, draining, silent)| NodeRow {
                 id,
+                incarnation,
                 address,
                 tables: to_u64(tables),
                 draining: draining != 0,

@@ -213,7 +213,11 @@ impl Journal {
     /// write carries the fence, and the first write refused for it cancels
     /// `lost` (the table's task stops on it).
     pub fn fenced(&self, fence: Fence, lost: tokio_util::sync::CancellationToken) -> Journal {
-        Journal { backend: Arc::clone(&self.backend), faults: self.faults.clone(), fence: Some((fence, lost)) }
+        Journal {
+            backend: Arc::clone(&self.backend),
+            faults: self.faults.clone(),
+            fence: Some((fence, lost)),
+        }
     }
 
     /// The lease store of a PostgreSQL journal (cluster mode).

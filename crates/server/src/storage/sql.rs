@@ -945,7 +945,10 @@ async fn sqlite_own(_: &mut sqlx::SqliteConnection, _: &str, _: &Fence) -> Resul
 }
 
 /// SQLite has no cluster mode: every write passes.
-async fn sqlite_fences(_: &mut sqlx::SqliteConnection, writes: &[Write<'_>]) -> Result<Vec<bool>, sqlx::Error> {
+async fn sqlite_fences(
+    _: &mut sqlx::SqliteConnection,
+    writes: &[Write<'_>],
+) -> Result<Vec<bool>, sqlx::Error> {
     Ok(vec![true; writes.len()])
 }
 
@@ -970,7 +973,8 @@ async fn pg_own(tx: &mut sqlx::PgConnection, id: &str, fence: &Fence) -> Result<
 /// by another node (an `UPDATE` of the row) waits for this commit, and
 /// this batch's check waits for a claim that came first (and then fails).
 async fn pg_fences(tx: &mut sqlx::PgConnection, writes: &[Write<'_>]) -> Result<Vec<bool>, sqlx::Error> {
-    let mut ids: Vec<String> = writes.iter().filter_map(|(op, f)| f.map(|_| op.table().to_string())).collect();
+    let mut ids: Vec<String> =
+        writes.iter().filter_map(|(op, f)| f.map(|_| op.table().to_string())).collect();
     if ids.is_empty() {
         return Ok(vec![true; writes.len()]);
     }

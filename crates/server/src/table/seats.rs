@@ -112,7 +112,9 @@ impl Table {
         now: Instant,
     ) -> Option<Attached> {
         let (role, reply, again) = match how {
-            Attach::Watch => (Role::Spectator, ServerMessage::Watching { req, table: self.id }, Attach::Watch),
+            Attach::Watch => {
+                (Role::Spectator, ServerMessage::Watching { req, table: self.id }, Attach::Watch)
+            }
             Attach::Join { name, seat } => {
                 if self.game.is_some() {
                     Table::refuse(

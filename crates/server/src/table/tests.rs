@@ -107,8 +107,14 @@ impl Fake {
 
     async fn attach(&mut self, h: &Harness, how: Attach) -> Option<Role> {
         let (reply, rx) = oneshot::channel();
-        let cmd =
-            TableCommand::Attach { conn: self.id, outbox: self.tx.clone(), how, req: None, quiet: false, reply };
+        let cmd = TableCommand::Attach {
+            conn: self.id,
+            outbox: self.tx.clone(),
+            how,
+            req: None,
+            quiet: false,
+            reply,
+        };
         h.handle.send(cmd).await.unwrap();
         let role = rx.await.unwrap().map(|a| a.role);
         self.drain();

@@ -15,7 +15,9 @@ use std::time::{Duration, Instant};
 
 use futures_util::{SinkExt, StreamExt};
 use spades_engine::{Action, MatchEnd, Rules, Seat};
-use spades_protocol::{ClientMessage, ClientFrame, MatchRecord, ServerMessage, TableOptions, TablePhase, TableView};
+use spades_protocol::{
+    ClientFrame, ClientMessage, MatchRecord, ServerMessage, TableOptions, TablePhase, TableView,
+};
 use tokio_tungstenite::tungstenite::Message;
 use uuid::Uuid;
 
@@ -84,8 +86,12 @@ impl Node {
             .env("SPADES_LIMITS__REQUESTS_PER_MINUTE_PER_IP", "0")
             .env("SPADES_LIMITS__CONNECTIONS_PER_MINUTE_PER_IP", "0")
             .env("SPADES_LIMITS__CONNECTIONS_PER_IP", "0")
-            .env("RUST_LOG", "warn")
-            .stdout(Stdio::null())
+            .env("RUST_LOG", std::env::var("SPADES_TEST_NODE_LOG").unwrap_or_else(|_| "warn".into()))
+            .stdout(if std::env::var_os("SPADES_TEST_NODE_LOG").is_some() {
+                Stdio::inherit()
+            } else {
+                Stdio::null()
+            })
             .stderr(Stdio::inherit())
             .spawn()
             .unwrap()
@@ -180,30 +186,41 @@ struct Outcome {
 /// Plays `seat` at `table` until the match is over or `deadline`, starting
 /// on `addrs[first]` and moving to the next address whenever the connection
 /// ends (or cannot be opened).
-async fn drive(addrs: Vec<SocketAddr>, first: usize, table: Uuid, token: String, deadline: Instant) -> Outcome {
+async fn drive(
+    addrs: Vec<SocketAddr>,
+    first: usize,
+    table: Uuid,
+    token: String,
+    deadline: Instant,
+) -> Outcome {
     let mut out = Outcome::default();
     let mut at = first;
     let mut req = 0u32;
     let mut sent: HashMap<u32, (u16, Action)> = HashMap::new();
     'connections: while Instant::now() < deadline {
         let addr = addrs[at % addrs.len()];
-        let Ok(Ok((mut ws, _))) =
-            tokio::time::timeout(Duration::from_secs(2), tokio_tungstenite::connect_async(format!("ws://{addr}/ws")))
-                .await
+        let Ok(Ok((mut ws, _))) = tokio::time::timeout(
+            Duration::from_secs(2),
+            tokio_tungstenite::connect_async(format!("ws://{addr}/ws")),
+        )
+        .await
         else {
             at += 1;
             tokio::time::sleep(Duration::from_millis(100)).await;
             continue;
         };
         req += 1;
-        let resume = ClientFrame { req: Some(req), msg: ClientMessage::Resume { table, token: token.clone() } };
+        let resume =
+            ClientFrame { req: Some(req), msg: ClientMessage::Resume { table, token: token.clone() } };
         if ws.send(Message::text(serde_json::to_string(&resume).unwrap())).await.is_err() {
             at += 1;
             continue;
         }
-        // The (hand, moves made) of the turn last acted on, so each turn
-        // is played once per view that offers it.
-        let mut acted_on: Option<(u16, usize)> = None;
+        // The turn last acted on: (epoch, hand, moves made). A turn is
+        // played once, and again only when it is offered on a new
+        // connection or by a new owner (`seq >> 32` grew): the move was
+        // then lost with the old one, unacknowledged, as a client sees it.
+        let mut acted_on: Option<(u64, u16, usize)> = None;
         loop {
             let frame = tokio::time::timeout(Duration::from_secs(15), ws.next()).await;
             let text = match frame {
@@ -222,14 +239,19 @@ async fn drive(addrs: Vec<SocketAddr>, first: usize, table: Uuid, token: String,
                 }
             };
             match serde_json::from_str::<ServerMessage>(&text).unwrap() {
-                ServerMessage::View { view, .. } => {
+                ServerMessage::View { view, seq } => {
                     if view.phase == TablePhase::Finished {
                         out.last = Some(*view);
                         return out;
                     }
                     let Some(g) = view.game.as_ref() else { continue };
-                    let turn = (g.hand_number, g.tricks.len() * 4 + g.trick.plays().count() + g.bids.iter().filter(|(_, b)| b.is_some()).count());
-                    if g.turn.is_some() && g.turn == view.you && acted_on != Some(turn)
+                    let made = g.tricks.len() * 4
+                        + g.trick.plays().count()
+                        + g.bids.iter().filter(|(_, b)| b.is_some()).count();
+                    let turn = (seq >> 32, g.hand_number, made);
+                    if g.turn.is_some()
+                        && g.turn == view.you
+                        && acted_on != Some(turn)
                         && let Some(action) = simple_move(&view)
                     {
                         acted_on = Some(turn);
@@ -249,7 +271,12 @@ async fn drive(addrs: Vec<SocketAddr>, first: usize, table: Uuid, token: String,
                         out.acked.push(a);
                     }
                 }
-                ServerMessage::Error { message, .. } => out.errors.push(message),
+                ServerMessage::Error { message, req, .. } => {
+                    let last =
+                        out.last.as_ref().and_then(|v| v.game.as_ref()).map(|g| (g.hand_number, g.turn));
+                    out.errors
+                        .push(format!("{message} (req {req:?}, acted on {acted_on:?}, last view {last:?})"));
+                }
                 _ => {}
             }
         }
@@ -264,7 +291,10 @@ async fn four_people(nodes: &[&Node], hands: u16) -> (Uuid, Vec<(Seat, String, u
     let rules = Rules { match_end: MatchEnd::Hands(hands), ..Rules::default() };
     let resp = http
         .post(format!("http://{}/api/v1/tables", nodes[0].addr))
-        .json(&spades_protocol::CreateTable { name: None, options: TableOptions { rules, ..TableOptions::default() } })
+        .json(&spades_protocol::CreateTable {
+            name: None,
+            options: TableOptions { rules, ..TableOptions::default() },
+        })
         .send()
         .await
         .unwrap();
@@ -357,14 +387,17 @@ async fn a_match_spread_over_three_nodes_plays_to_the_end_without_leaks() {
     for (seat, token, at) in people.iter().cloned() {
         let addrs = vec![nodes[at].addr];
         let deadline = Instant::now() + Duration::from_secs(120);
-        players.push((seat, tokio::spawn(async move {
-            // A client of the helper kind, to check every frame for leaks.
-            let mut c = Client::connect(addrs[0]).await;
-            let r = c.request(ClientMessage::Resume { table, token }).await;
-            assert!(matches!(r, ServerMessage::Resumed { .. }), "{r:?}");
-            let v = c.play_until(|v| v.phase == TablePhase::Finished || Instant::now() > deadline).await;
-            (c, v)
-        })));
+        players.push((
+            seat,
+            tokio::spawn(async move {
+                // A client of the helper kind, to check every frame for leaks.
+                let mut c = Client::connect(addrs[0]).await;
+                let r = c.request(ClientMessage::Resume { table, token }).await;
+                assert!(matches!(r, ServerMessage::Resumed { .. }), "{r:?}");
+                let v = c.play_until(|v| v.phase == TablePhase::Finished || Instant::now() > deadline).await;
+                (c, v)
+            }),
+        ));
     }
     let mut clients = Vec::new();
     for (seat, p) in players {
@@ -387,7 +420,12 @@ async fn a_match_spread_over_three_nodes_plays_to_the_end_without_leaks() {
     // Every node answers the table's status and lists it.
     for n in &nodes {
         let status: spades_protocol::TableStatus =
-            reqwest::get(format!("http://{}/api/v1/tables/{table}", n.addr)).await.unwrap().json().await.unwrap();
+            reqwest::get(format!("http://{}/api/v1/tables/{table}", n.addr))
+                .await
+                .unwrap()
+                .json()
+                .await
+                .unwrap();
         assert_eq!(status.summary.table, table);
         let list: Vec<spades_protocol::TableSummary> =
             reqwest::get(format!("http://{}/api/v1/tables", n.addr)).await.unwrap().json().await.unwrap();
@@ -482,7 +520,8 @@ async fn a_paused_owner_writes_nothing_after_another_node_took_over() {
     for (seat, out) in &outcomes {
         assert_acked_in_record(*seat, out, &rec);
     }
-    let metrics = reqwest::get(format!("http://{}/metrics", nodes[0].addr)).await.unwrap().text().await.unwrap();
+    let metrics =
+        reqwest::get(format!("http://{}/metrics", nodes[0].addr)).await.unwrap().text().await.unwrap();
     let hosted: f64 = metrics
         .lines()
         .filter(|l| l.starts_with("spades_tables{"))
