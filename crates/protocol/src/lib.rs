@@ -258,6 +258,21 @@ pub struct Fairness {
     pub server_seed: Option<ServerSeed>,
 }
 
+impl Fairness {
+    /// The seeds every deal of the match at `table` came from, once the
+    /// server seed is revealed and matches the commitment; `None` before
+    /// (or when it does not match: see `spades-verify` for the reasons).
+    #[must_use]
+    pub fn seeds(&self, table: Uuid) -> Option<spades_engine::FairSeeds> {
+        let server = self.server_seed.filter(|s| s.commitment() == self.commitment)?;
+        Some(spades_engine::FairSeeds::new(
+            *table.as_bytes(),
+            server,
+            spades_engine::BySeat(self.client_seeds),
+        ))
+    }
+}
+
 fn default_autopilot_after() -> u8 {
     3
 }
