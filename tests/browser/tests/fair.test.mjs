@@ -86,6 +86,11 @@ export function fairTests(suite) {
       // The page's verifier and the command, on the same records.
       const record = await (await fetch(`${stack.api}/api/v1/matches/${id}`)).json();
       assert.equal(record.fair.commitment, lobby.fair.commitment, 'the commitment never changed');
+      // The server seed reached the page only once the match was over.
+      const secret = record.fair.server_seed;
+      const early = rec.received.filter((m) => JSON.stringify(m).includes(secret) && !(m.type === 'view' && m.view.phase === 'finished'));
+      assert.deepEqual(early, [], 'a frame showed the server seed before the end');
+      assert.ok(rec.received.some((m) => m.type === 'view' && m.view.fair?.server_seed === secret), 'the last view reveals it');
       const badServer = structuredClone(record);
       badServer.fair.server_seed = altered(record.fair.server_seed);
       const badClient = structuredClone(record);

@@ -130,3 +130,21 @@ impl Table {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_lobby_never_prints_its_server_seed() {
+        let lobby = Lobby::draw().unwrap();
+        let printed = format!("{lobby:?}");
+        assert!(!printed.contains(&lobby.server.to_hex()), "{printed}");
+        assert!(printed.contains("***"), "{printed}");
+        let record =
+            crate::storage::FairRecord::of(&FairSeeds::new([0; 16], lobby.server, BySeat([None; 4])));
+        let printed = format!("{record:?}");
+        assert!(!printed.contains(&lobby.server.to_hex()), "{printed}");
+        assert!(printed.contains(&lobby.server.commitment().to_hex()), "{printed}");
+    }
+}
