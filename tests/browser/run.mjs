@@ -14,6 +14,7 @@ import path from 'node:path';
 import { after, before, describe } from 'node:test';
 import { ARTIFACTS, launchBrowser, startStack } from './lib/harness.mjs';
 import { assetTests } from './tests/assets.test.mjs';
+import { fairTests } from './tests/fair.test.mjs';
 import { lobbyTests } from './tests/lobby.test.mjs';
 import { playTests } from './tests/play.test.mjs';
 import { PRESENCE_ENV, presenceTests } from './tests/presence.test.mjs';
@@ -53,5 +54,6 @@ describe('Spades web client in Chromium', { timeout: 300_000 }, () => {
   playTests(suite);
   presenceTests(suite);
   timeoutTests(suite);
+  fairTests(suite);
   restartTests(suite);
 });

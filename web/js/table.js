@@ -8,6 +8,7 @@ import { clockRing, mmss, remaining, serverNow, setRing, syncServerTime } from '
 import { Connection } from './conn.js';
 import { closeAllDialogs, closeDialog, confirmDialog, isOpen, showDialog } from './dialogs.js';
 import { announce, classes, h, icon, reconcile, replace, setText } from './dom.js';
+import { contributeSeed, showVerification } from './fair.js';
 import {
   PHASE_NAME, SEATS, SEAT_NAME, TEAM_NAME, TEAMS, matchEndText, num, optionSentences, partnerOf, seatIndex,
 } from './rules.js';
@@ -179,6 +180,7 @@ export function mountTable(root, tableId, intent, { setTitle }) {
       st.seq = msg.seq;
       syncServerTime(msg.view.server_time);
       onView(msg.view);
+      contributeSeed(tableId, msg.view, conn);
     },
     onUnsolicitedError(err) {
       showRefusal(err.message);
@@ -366,10 +368,12 @@ export function mountTable(root, tableId, intent, { setTitle }) {
       title: 'Match over',
       body,
       actions: [
+        ...(v.fair ? [{ label: 'Verify the deals', value: 'verify', kind: 'plain' }] : []),
         { label: 'Stay at the table', value: 'stay', kind: 'plain' },
         { label: 'Back to the lobby', value: 'lobby', kind: 'primary', autofocus: true },
       ],
     });
+    if (choice === 'verify') showVerification(tableId);
     if (choice === 'lobby') location.hash = '#/';
   }
 

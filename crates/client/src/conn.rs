@@ -5,8 +5,8 @@ use std::net::{IpAddr, SocketAddr};
 use std::time::Duration;
 
 use futures_util::{SinkExt, StreamExt};
-use spades_engine::{Action, Card, Seat};
-use spades_protocol::{ClientFrame, ClientMessage, PROTOCOL_VERSION, ServerMessage};
+use spades_engine::{Action, Card, ClientSeed, Commitment, Seat};
+use spades_protocol::{ClientFrame, ClientMessage, PROTOCOL_VERSION, ServerMessage, TablePhase};
 use tokio::net::{TcpSocket, TcpStream};
 use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
 use tokio_tungstenite::tungstenite::{Message, Utf8Bytes};
@@ -107,6 +107,9 @@ pub struct ConnectOptions {
     pub read_buffer: usize,
     /// The certificates trusted for `wss://` servers.
     pub tls: Tls,
+    /// After taking or resuming a seat in the lobby, send a fresh random
+    /// seed of this client's own for the fair deals (`docs/fairness.md`).
+    pub contribute_seed: bool,
 }
 
 impl Default for ConnectOptions {
@@ -117,6 +120,7 @@ impl Default for ConnectOptions {
             request_timeout: Duration::from_secs(10),
             read_buffer: 16 * 1024,
             tls: Tls::default(),
+            contribute_seed: true,
         }
     }
 }
@@ -149,6 +153,9 @@ pub struct Connection {
     server_time: u64,
     request_timeout: Duration,
     last_heard: tokio::time::Instant,
+    contribute_seed: bool,
+    /// The last seed this connection sent, with the commitment it saw.
+    contributed: Option<(Commitment, ClientSeed)>,
 }
 
 impl Connection {
@@ -193,6 +200,8 @@ impl Connection {
                 server_time: 0,
                 request_timeout: opts.request_timeout,
                 last_heard: tokio::time::Instant::now(),
+                contribute_seed: opts.contribute_seed,
+                contributed: None,
             };
             match conn.recv().await? {
                 ServerMessage::Hello { protocol, server, server_time } => {
@@ -358,10 +367,14 @@ impl Connection {
     /// [`Error::Refused`] (`table_full`, `seat_taken`, …) or a connection
     /// error.
     pub async fn join(&mut self, table: Uuid, name: &str, seat: Option<Seat>) -> Result<Joined> {
-        match self.request(ClientMessage::Join { table, name: name.to_owned(), seat }).await? {
-            ServerMessage::Joined { table, seat, token, .. } => Ok(Joined { table, seat, token }),
-            other => Err(Error::Protocol(format!("expected joined, got {other:?}"))),
+        let joined = match self.request(ClientMessage::Join { table, name: name.to_owned(), seat }).await? {
+            ServerMessage::Joined { table, seat, token, .. } => Joined { table, seat, token },
+            other => return Err(Error::Protocol(format!("expected joined, got {other:?}"))),
+        };
+        if self.contribute_seed {
+            self.contribute_after_attach().await?;
         }
+        Ok(joined)
     }
 
     /// Comes back to a seat with its token; returns the seat.
@@ -370,9 +383,65 @@ impl Connection {
     /// [`Error::Refused`] (`invalid_token`, `table_not_found`, …) or a
     /// connection error.
     pub async fn resume(&mut self, table: Uuid, token: &str) -> Result<Seat> {
-        match self.request(ClientMessage::Resume { table, token: token.to_owned() }).await? {
-            ServerMessage::Resumed { seat, .. } => Ok(seat),
-            other => Err(Error::Protocol(format!("expected resumed, got {other:?}"))),
+        let seat = match self.request(ClientMessage::Resume { table, token: token.to_owned() }).await? {
+            ServerMessage::Resumed { seat, .. } => seat,
+            other => return Err(Error::Protocol(format!("expected resumed, got {other:?}"))),
+        };
+        if self.contribute_seed {
+            self.contribute_after_attach().await?;
+        }
+        Ok(seat)
+    }
+
+    /// Sends a fresh random seed for the fair deals, to be counted if the
+    /// match starts with the commitment `seen` (the one in the view this
+    /// client last saw), and waits for the `ack`.
+    ///
+    /// # Errors
+    /// [`Error::Refused`] (`already_started`: the seeds are fixed;
+    /// `not_seated`), a failing random source ([`Error::Protocol`]) or a
+    /// connection error.
+    pub async fn send_seed(&mut self, seen: Commitment) -> Result<ClientSeed> {
+        let mut bytes = [0u8; 32];
+        getrandom::fill(&mut bytes).map_err(|e| Error::Protocol(format!("no random source: {e}")))?;
+        let seed = ClientSeed::from_bytes(bytes);
+        self.request(ClientMessage::Seed { seed }).await?;
+        self.contributed = Some((seen, seed));
+        Ok(seed)
+    }
+
+    /// The last seed this connection sent and the commitment it had seen
+    /// then: give both to `spades-verify` (`--commitment`, `--client-seed`)
+    /// to check that the match was dealt with them.
+    pub fn contributed(&self) -> Option<(Commitment, ClientSeed)> {
+        self.contributed
+    }
+
+    /// After `joined`/`resumed` the table sends its view at once: in the
+    /// lobby, with the commitment to the server seed, this sends a seed of
+    /// our own. The view stays queued for [`Connection::recv`]. A refusal
+    /// (the match started meanwhile) is no error: the match is then dealt
+    /// with the seeds that were in.
+    async fn contribute_after_attach(&mut self) -> Result<()> {
+        let wait = self.request_timeout;
+        let view = tokio::time::timeout(wait, async {
+            loop {
+                let text = self.read_socket().await?;
+                let msg = parse(&text)?;
+                self.pending.push_back(text);
+                if let ServerMessage::View { view, .. } = msg {
+                    return Ok::<_, Error>(view);
+                }
+            }
+        })
+        .await
+        .map_err(|_| Error::Timeout("waiting for the first view"))??;
+        let Some(fair) = view.fair.as_ref().filter(|f| !f.fixed && view.phase == TablePhase::Lobby) else {
+            return Ok(());
+        };
+        match self.send_seed(fair.commitment).await {
+            Ok(_) | Err(Error::Refused { .. }) => Ok(()),
+            Err(e) => Err(e),
         }
     }
 

@@ -60,6 +60,7 @@ mod rest;
 pub mod rng;
 mod session;
 mod tls;
+pub mod verify;
 
 #[cfg(feature = "load")]
 pub mod load;

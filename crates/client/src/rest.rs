@@ -1,7 +1,9 @@
 //! The REST side: creating and listing tables; and the entry point for
 //! connections and sessions.
 
-use spades_protocol::{ApiError, CreateTable, CreatedTable, TablePhase, TableStatus, TableSummary};
+use spades_protocol::{
+    ApiError, CreateTable, CreatedTable, MatchRecord, TablePhase, TableStatus, TableSummary,
+};
 use uuid::Uuid;
 
 use crate::conn::{ConnectOptions, Connection, Endpoint};
@@ -137,6 +139,15 @@ impl Client {
     /// [`Error::Api`] (`table_not_found`) or a transport error.
     pub async fn table(&self, id: Uuid) -> Result<TableStatus> {
         json(self.http.get(format!("{}/api/v1/tables/{id}", self.endpoint.http)).send().await?).await
+    }
+
+    /// `GET /api/v1/matches/{id}`: a match's record (with the server seed
+    /// of a fair match once it is over: see [`crate::verify`]).
+    ///
+    /// # Errors
+    /// [`Error::Api`] (`table_not_found`) or a transport error.
+    pub async fn match_record(&self, id: Uuid) -> Result<MatchRecord> {
+        json(self.http.get(format!("{}/api/v1/matches/{id}", self.endpoint.http)).send().await?).await
     }
 
     /// Opens a WebSocket connection (not yet attached to a table).

@@ -2,8 +2,11 @@
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
+use std::sync::Arc;
+
 use crate::deal::{deal, first_dealer};
 use crate::error::ActionError;
+use crate::fair::FairSeeds;
 use crate::hand::{Action, Event, Events, Hand, HandPhase, Legal, Move, Trick};
 use crate::rules::Rules;
 use crate::scoring::{HandResult, MatchResult, match_end};
@@ -42,6 +45,8 @@ pub struct Match {
     last_trick: Option<Trick>,
     moves: Vec<Move>,
     first_dealer: Seat,
+    /// A fair match's seeds: every deal comes from them instead of `seed`.
+    fair: Option<Arc<FairSeeds>>,
 }
 
 /// Shows where the match stands, never the seed or a hand: a `Debug`
@@ -56,6 +61,7 @@ impl std::fmt::Debug for Match {
             .field("bags", &self.bags)
             .field("moves", &self.moves.len())
             .field("result", &self.result)
+            .field("fair", &self.fair.is_some())
             .finish_non_exhaustive()
     }
 }
@@ -101,6 +107,43 @@ impl Match {
             // One hand's worth of moves; a whole match takes a few doublings.
             moves: Vec::with_capacity(64),
             first_dealer: dealer,
+            fair: None,
+        }
+    }
+
+    /// A new fair match: the first dealer and every deal come from `seeds`
+    /// (see [`FairSeeds`]); [`Match::seed`] is then the bots' seed drawn
+    /// from them, which never changes a card.
+    pub fn fair(rules: Rules, seeds: FairSeeds) -> Match {
+        let dealer = seeds.first_dealer();
+        let mut m = Match::with_first_dealer(rules, seeds.bot_seed(), dealer);
+        m.hand = Hand::dealt(rules, dealer, seeds.deal(1, dealer));
+        m.fair = Some(Arc::new(seeds));
+        m
+    }
+
+    /// Rebuilds a fair match from its options, seeds and accepted moves.
+    ///
+    /// # Errors
+    /// The first move the rules refuse.
+    pub fn replay_fair(
+        rules: Rules,
+        seeds: FairSeeds,
+        moves: impl IntoIterator<Item = Move>,
+    ) -> Result<Match, ReplayError> {
+        Match::fair(rules, seeds).replayed(moves)
+    }
+
+    /// A fair match's seeds (`None` for a match dealt from its seed alone).
+    pub fn fair_seeds(&self) -> Option<&FairSeeds> {
+        self.fair.as_deref()
+    }
+
+    /// The deal of hand `hand_number` with `dealer` dealing.
+    fn deal_of(&self, hand_number: u16, dealer: Seat) -> crate::seat::BySeat<crate::card::CardSet> {
+        match &self.fair {
+            Some(f) => f.deal(hand_number, dealer),
+            None => deal(self.seed, hand_number, dealer),
         }
     }
 
@@ -140,7 +183,8 @@ impl Match {
         &self.rules
     }
 
-    /// The seed every deal comes from.
+    /// The seed every deal comes from (of a fair match: the bots' seed,
+    /// which deals nothing; see [`Match::fair_seeds`]).
     pub const fn seed(&self) -> u64 {
         self.seed
     }
@@ -268,7 +312,7 @@ impl Match {
         } else {
             self.hand_number += 1;
             let dealer = self.hand.dealer().next();
-            self.hand = Hand::dealt(self.rules, dealer, deal(self.seed, self.hand_number, dealer));
+            self.hand = Hand::dealt(self.rules, dealer, self.deal_of(self.hand_number, dealer));
             self.last_trick = None;
             let _ = events.try_push(Event::HandDealt { hand_number: self.hand_number, dealer });
         }
@@ -291,7 +335,17 @@ struct MatchLog {
     /// Only when it is not the one drawn from the seed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     first_dealer: Option<Seat>,
+    /// A fair match's seeds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    fair: Option<FairLog>,
     moves: Vec<Move>,
+}
+
+#[derive(Serialize, Deserialize)]
+struct FairLog {
+    table: [u8; 16],
+    server_seed: crate::fair::ServerSeed,
+    client_seeds: [Option<crate::fair::ClientSeed>; 4],
 }
 
 impl Serialize for Match {
@@ -299,7 +353,13 @@ impl Serialize for Match {
         MatchLog {
             rules: self.rules,
             seed: self.seed,
-            first_dealer: (self.first_dealer != first_dealer(self.seed)).then_some(self.first_dealer),
+            first_dealer: (self.fair.is_none() && self.first_dealer != first_dealer(self.seed))
+                .then_some(self.first_dealer),
+            fair: self.fair.as_ref().map(|f| FairLog {
+                table: *f.table(),
+                server_seed: *f.server_seed(),
+                client_seeds: f.client_seeds().0,
+            }),
             moves: self.moves.clone(),
         }
         .serialize(serializer)
@@ -309,6 +369,10 @@ impl Serialize for Match {
 impl<'de> Deserialize<'de> for Match {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Match, D::Error> {
         let log = MatchLog::deserialize(deserializer)?;
+        if let Some(f) = log.fair {
+            let seeds = FairSeeds::new(f.table, f.server_seed, crate::seat::BySeat(f.client_seeds));
+            return Match::replay_fair(log.rules, seeds, log.moves).map_err(serde::de::Error::custom);
+        }
         let dealer = log.first_dealer.unwrap_or_else(|| first_dealer(log.seed));
         Match::with_first_dealer(log.rules, log.seed, dealer)
             .replayed(log.moves)
@@ -457,5 +521,60 @@ mod tests {
         // The seed's own dealer is left out, as in logs written before.
         let plain = serde_json::to_string(&Match::new(Rules::default(), seed)).unwrap();
         assert!(!plain.contains("first_dealer"), "{plain}");
+    }
+
+    fn fair_seeds(client: u8) -> FairSeeds {
+        use crate::fair::{ClientSeed, ServerSeed};
+        FairSeeds::new(
+            [3; 16],
+            ServerSeed::from_bytes([5; 32]),
+            crate::seat::BySeat([Some(ClientSeed::from_bytes([client; 32])), None, None, None]),
+        )
+    }
+
+    #[test]
+    fn a_fair_match_deals_from_its_seeds_and_replays() {
+        let seeds = fair_seeds(1);
+        let mut m = Match::fair(Rules { match_end: MatchEnd::Hands(5), ..Rules::default() }, seeds.clone());
+        assert_eq!(m.first_dealer(), seeds.first_dealer());
+        let mut dealt = vec![(1, m.hand().dealer(), Seat::ALL.map(|s| m.hand().cards(s)))];
+        while m.result().is_none() {
+            let seat = m.turn().unwrap();
+            let action = match m.legal_moves() {
+                Legal::Bid { .. } => Action::Bid(3),
+                Legal::Play { cards } => Action::Play(cards.first().unwrap()),
+                Legal::None => unreachable!(),
+            };
+            for e in &m.apply(seat, action).unwrap() {
+                if let Event::HandDealt { hand_number, dealer } = e {
+                    dealt.push((*hand_number, *dealer, Seat::ALL.map(|s| m.hand().cards(s))));
+                }
+            }
+        }
+        assert!(dealt.len() >= 5);
+        for (n, dealer, hands) in dealt {
+            assert_eq!(seeds.deal(n, dealer).0, hands, "hand {n}");
+        }
+        let again = Match::replay_fair(*m.rules(), seeds, m.moves().iter().copied()).unwrap();
+        assert_eq!(again, m);
+        // The serde form keeps the seeds and replays.
+        let json = serde_json::to_string(&m).unwrap();
+        let back: Match = serde_json::from_str(&json).unwrap();
+        assert_eq!(back, m);
+        assert!(back.fair_seeds().is_some());
+        // Another player's seed: other cards, so the old log no longer fits.
+        let other = Match::fair(*m.rules(), fair_seeds(2));
+        assert_ne!(
+            other.hand().cards(Seat::North),
+            Match::fair(*m.rules(), fair_seeds(1)).hand().cards(Seat::North)
+        );
+    }
+
+    #[test]
+    fn debug_of_a_fair_match_shows_no_seed() {
+        let m = Match::fair(Rules::default(), fair_seeds(1));
+        let printed = format!("{m:?}");
+        assert!(!printed.contains(&"05".repeat(32)) && !printed.contains("[5, 5"), "{printed}");
+        assert!(printed.contains("fair: true"), "{printed}");
     }
 }

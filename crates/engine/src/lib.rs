@@ -43,6 +43,7 @@
 mod card;
 mod deal;
 mod error;
+mod fair;
 mod game;
 mod hand;
 mod rules;
@@ -55,6 +56,7 @@ mod view;
 pub use card::{Card, CardSet, CardSetIter, ParseCardError, ParseNameError, Rank, Suit};
 pub use deal::{deal, first_dealer};
 pub use error::ActionError;
+pub use fair::{ClientSeed, Commitment, FAIR_VERSION, FairSeeds, ParseSeedError, ServerSeed, hmac_sha256};
 pub use game::{Match, Phase, ReplayError};
 pub use hand::{Action, Event, Events, Hand, HandPhase, HandSetupError, Legal, Move, Trick, legal_cards};
 pub use rules::{

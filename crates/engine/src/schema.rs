@@ -88,3 +88,45 @@ impl ToSchema for Trick {
         schemas.push((<Seat as ToSchema>::name().into_owned(), Seat::schema()));
     }
 }
+
+/// The schema of a 32-byte value written as 64 hex digits.
+fn hex32(description: &'static str) -> RefOr<Schema> {
+    ObjectBuilder::new()
+        .schema_type(Type::String)
+        .pattern(Some("^[0-9a-fA-F]{64}$"))
+        .description(Some(description))
+        .examples(["9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"])
+        .into()
+}
+
+macro_rules! hex32_schema {
+    ($ty:ty, $name:literal, $description:literal) => {
+        impl PartialSchema for $ty {
+            fn schema() -> RefOr<Schema> {
+                hex32($description)
+            }
+        }
+
+        impl ToSchema for $ty {
+            fn name() -> Cow<'static, str> {
+                Cow::Borrowed($name)
+            }
+        }
+    };
+}
+
+hex32_schema!(
+    crate::fair::ClientSeed,
+    "ClientSeed",
+    "A player's seed for fair deals: 32 random bytes as 64 hex digits (the server writes lower case)."
+);
+hex32_schema!(
+    crate::fair::ServerSeed,
+    "ServerSeed",
+    "The server's seed of a fair match, 32 bytes as 64 hex digits: revealed once the match is over."
+);
+hex32_schema!(
+    crate::fair::Commitment,
+    "Commitment",
+    "SHA-256 of the server seed, as 64 hex digits: published before any player's seed is taken."
+);

@@ -18,7 +18,9 @@
 #![warn(missing_docs)]
 
 use serde::{Deserialize, Serialize};
-use spades_engine::{Action, Card, HandResult, MatchResult, Rules, Seat, SeatView};
+use spades_engine::{
+    Action, Card, ClientSeed, Commitment, HandResult, MatchResult, Rules, Seat, SeatView, ServerSeed,
+};
 use utoipa::ToSchema;
 use uuid::Uuid;
 
@@ -228,6 +230,47 @@ pub struct TableView {
     /// server's `tables.autopilot_after`), so a client can say "1 of 3".
     #[serde(default = "default_autopilot_after")]
     pub autopilot_after: u8,
+    /// The fair-deal commitment and seeds (`docs/fairness.md`); `None` for
+    /// a match dealt before fair deals.
+    #[serde(default)]
+    pub fair: Option<Fairness>,
+}
+
+/// What anybody may know of a match's fair deals (`docs/fairness.md`): the
+/// commitment to the server's secret seed, the players' seeds, and, once the
+/// match is over, the server seed itself.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+pub struct Fairness {
+    /// The version of the scheme (1).
+    pub version: u8,
+    /// SHA-256 of the server seed, published before any player's seed is
+    /// taken. In the lobby it is the seed the match will start with, unless
+    /// the table is restored (then a new seed is drawn and the players send
+    /// new seeds).
+    pub commitment: Commitment,
+    /// Each seat's seed, North first (`None`: the seat gave none, e.g. a
+    /// bot). In the lobby these are the seeds received so far.
+    pub client_seeds: [Option<ClientSeed>; 4],
+    /// True once the match has started: the seeds above are the ones every
+    /// deal comes from.
+    pub fixed: bool,
+    /// The server seed, once the match is over.
+    pub server_seed: Option<ServerSeed>,
+}
+
+impl Fairness {
+    /// The seeds every deal of the match at `table` came from, once the
+    /// server seed is revealed and matches the commitment; `None` before
+    /// (or when it does not match: see `spades-verify` for the reasons).
+    #[must_use]
+    pub fn seeds(&self, table: Uuid) -> Option<spades_engine::FairSeeds> {
+        let server = self.server_seed.filter(|s| s.commitment() == self.commitment)?;
+        Some(spades_engine::FairSeeds::new(
+            *table.as_bytes(),
+            server,
+            spades_engine::BySeat(self.client_seeds),
+        ))
+    }
 }
 
 fn default_autopilot_after() -> u8 {
@@ -307,6 +350,13 @@ pub enum ClientMessage {
     /// The client is closing on purpose (page unload, app quit): the seat is
     /// held for the short grace instead of the long one.
     Closing,
+    /// A seated player's own seed for the fair deals (32 random bytes as 64
+    /// hex digits), sent after seeing the lobby's commitment; accepted until
+    /// the match starts, the latest one counts.
+    Seed {
+        /// The seed.
+        seed: ClientSeed,
+    },
     /// Keep-alive from clients that cannot send WebSocket pings (browsers).
     Ping,
 }
@@ -633,8 +683,13 @@ pub struct TableStatus {
     /// How the match ended.
     pub result: Option<MatchResult>,
     /// The match's seed, revealed once the match is over, so anyone can
-    /// replay the deals and check them.
+    /// replay the deals and check them (of a fair match: the bots' seed,
+    /// which deals nothing; the deals come from `fair`).
     pub seed: Option<u64>,
+    /// The fair-deal commitment and seeds; `None` before a match dealt the
+    /// old way.
+    #[serde(default)]
+    pub fair: Option<Fairness>,
 }
 
 /// A seat in a match record.
@@ -711,8 +766,14 @@ pub struct MatchRecord {
     pub scores: [i32; 2],
     /// Accepted actions so far.
     pub actions: usize,
-    /// The seed, once the match is over (replay the deals to check them).
+    /// The seed, once the match is over (replay the deals to check them; of
+    /// a fair match: the bots' seed, which deals nothing).
     pub seed: Option<u64>,
+    /// A fair match's commitment and seeds, with the server seed once the
+    /// match is over: `spades-verify` and the web client's "Verify the
+    /// deals" recompute every deal from them.
+    #[serde(default)]
+    pub fair: Option<Fairness>,
 }
 
 /// A match in the recent list (`GET /api/v1/matches`).

@@ -1,9 +1,10 @@
 //! Match records and restoring matches, both built by replaying the stored
 //! action log through the engine.
 
-use spades_engine::{Action, BySeat, Match, Move, ReplayError, Seat};
+use spades_engine::{Action, BySeat, Match, ReplayError, Seat};
 use spades_protocol::{
-    ActionSource, HandInProgress, HandRecord, MatchRecord, MatchSummary, PlayRecord, RecordSeat, SeatKind,
+    ActionSource, Fairness, HandInProgress, HandRecord, MatchRecord, MatchSummary, PlayRecord, RecordSeat,
+    SeatKind,
 };
 
 use crate::storage::{StorageError, StoredTable};
@@ -15,16 +16,45 @@ use crate::token::TokenHash;
 /// # Errors
 /// The first move the engine refuses, as a corrupt record.
 pub fn replay(stored: &StoredTable) -> Result<Option<Match>, StorageError> {
-    let Some(seed) = stored.seed else {
+    let Some(mut m) = dealt(stored)? else {
         if !stored.actions.is_empty() {
             return Err(corrupt(stored, "actions stored for a match that never started".into()));
         }
         return Ok(None);
     };
-    let moves = stored.actions.iter().map(|a| Move { seat: a.seat, action: a.action });
-    Match::replay(stored.table.options.rules, seed, moves)
-        .map(Some)
-        .map_err(|e: ReplayError| corrupt(stored, format!("the log does not replay: {e}")))
+    for (index, a) in stored.actions.iter().enumerate() {
+        m.apply(a.seat, a.action).map_err(|error| {
+            let e = ReplayError { index, seat: a.seat, action: a.action, error };
+            corrupt(stored, format!("the log does not replay: {e}"))
+        })?;
+    }
+    Ok(Some(m))
+}
+
+/// The stored match as first dealt, before any move: from its fair seeds,
+/// or from its seed alone for a match dealt before fair deals.
+fn dealt(stored: &StoredTable) -> Result<Option<Match>, StorageError> {
+    let rules = stored.table.options.rules;
+    match (&stored.fair, stored.seed) {
+        (None, None) => Ok(None),
+        (None, Some(seed)) => Ok(Some(Match::new(rules, seed))),
+        (Some(fair), _) => {
+            let seeds = fair.seeds(stored.table.id).map_err(|reason| corrupt(stored, reason))?;
+            Ok(Some(Match::fair(rules, seeds)))
+        }
+    }
+}
+
+/// What anybody may know of a stored match's fair deals: the server seed
+/// only once the match is over.
+fn fairness(stored: &StoredTable, finished: bool) -> Option<Fairness> {
+    stored.fair.as_ref().map(|f| Fairness {
+        version: f.version,
+        commitment: f.commitment,
+        client_seeds: f.client_seeds,
+        fixed: true,
+        server_seed: finished.then_some(f.server_seed),
+    })
 }
 
 fn corrupt(stored: &StoredTable, reason: String) -> StorageError {
@@ -91,9 +121,8 @@ pub fn record(stored: &StoredTable) -> Result<MatchRecord, StorageError> {
     let game = replay(stored)?;
     let mut hands = Vec::new();
     let mut current_hand = None;
-    if let (Some(m), Some(seed)) = (&game, stored.seed) {
+    if let (Some(m), Some(mut walk)) = (&game, dealt(stored)?) {
         // Walk the log again to split it into hands.
-        let mut walk = Match::new(stored.table.options.rules, seed);
         let mut plays = Vec::new();
         let mut bid_sources = [ActionSource::Player; 4];
         for a in &stored.actions {
@@ -141,6 +170,7 @@ pub fn record(stored: &StoredTable) -> Result<MatchRecord, StorageError> {
         scores: game.as_ref().map_or([0, 0], |m| m.scores().0),
         actions: stored.actions.len(),
         seed: if finished { stored.seed } else { None },
+        fair: fairness(stored, finished),
     })
 }
 

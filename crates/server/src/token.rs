@@ -53,14 +53,14 @@ pub fn new_token() -> Result<(String, TokenHash), getrandom::Error> {
     Ok((token, hash))
 }
 
-/// A random 64-bit seed for a match.
+/// A random 256-bit server seed for a fair match.
 ///
 /// # Errors
 /// When the operating system's random source fails.
-pub fn new_seed() -> Result<u64, getrandom::Error> {
-    let mut bytes = [0u8; 8];
+pub fn new_server_seed() -> Result<spades_engine::ServerSeed, getrandom::Error> {
+    let mut bytes = [0u8; 32];
     getrandom::fill(&mut bytes)?;
-    Ok(u64::from_le_bytes(bytes))
+    Ok(spades_engine::ServerSeed::from_bytes(bytes))
 }
 
 #[cfg(test)]

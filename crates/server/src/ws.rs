@@ -520,6 +520,7 @@ impl Connection {
             ClientMessage::Play { card } => Act::Play(card),
             ClientMessage::TakeOver => Act::TakeOver,
             ClientMessage::Leave => Act::Leave,
+            ClientMessage::Seed { seed } => Act::Seed(seed),
             // Before attaching there is no seat to hold: nothing to do.
             ClientMessage::Closing if self.table.is_none() => {
                 return self.reply(socket, &ServerMessage::Ack { req }).await;
@@ -635,6 +636,7 @@ const MESSAGE_FIELDS: &[(&str, &[Field])] = &[
             "a card such as \"QH\" or \"TS\": a rank 2-9, T, J, Q, K or A, then a suit C, D, H or S",
         )],
     ),
+    ("seed", &[("seed", true, "64 hexadecimal digits (32 random bytes)")]),
     ("take_over", &[]),
     ("leave", &[]),
     ("closing", &[]),
@@ -710,6 +712,7 @@ fn read_frame(text: &str) -> Result<ClientFrame, Refusal> {
                 "seat" => Option::<spades_engine::Seat>::deserialize(v).is_ok(),
                 "bid" => u8::deserialize(v).is_ok(),
                 "card" => spades_engine::Card::deserialize(v).is_ok(),
+                "seed" => spades_engine::ClientSeed::deserialize(v).is_ok(),
                 _ => v.is_string(),
             },
         };

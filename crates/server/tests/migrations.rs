@@ -115,6 +115,16 @@ fn play_one_hand(seed: u64) -> Played {
     Played { seed, rules, actions, hand: m.results()[0].clone() }
 }
 
+/// The stored fair-deal seeds of table `id` (migration 3 on).
+fn fair_json(id: Uuid) -> String {
+    let seeds = spades_engine::FairSeeds::new(
+        *id.as_bytes(),
+        spades_engine::ServerSeed::from_bytes([0x33; 32]),
+        spades_engine::BySeat([Some(spades_engine::ClientSeed::from_bytes([0x44; 32])), None, None, None]),
+    );
+    serde_json::to_string(&spades_server::storage::FairRecord::of(&seeds)).unwrap()
+}
+
 /// Writes table `id`, with one hand played, in the shape of the schema
 /// after migration number `stage` (1-based).
 async fn insert_shaped(db: &Db, stage: usize, id: Uuid, p: &Played) {
@@ -143,11 +153,17 @@ async fn insert_shaped(db: &Db, stage: usize, id: Uuid, p: &Played) {
                 .await;
             }
         }
-        2 => {
+        2 | 3 => {
+            // From migration 3 on, a fair match's seeds (JSON).
+            let (fair_column, fair_value) = if stage >= 3 {
+                (", fair", format!(", {}", lit(&fair_json(id))))
+            } else {
+                ("", String::new())
+            };
             db.exec(&format!(
                 "INSERT INTO tables (id, name, options, owner_hash, created_at, seed, started_at, epoch, \
-                 hands_played, score_ns, score_ew) \
-                 VALUES ({id_lit}, 'v{stage}', {}, {}, {created}, {seed}, {created}, 2, 1, {}, {})",
+                 hands_played, score_ns, score_ew{fair_column}) \
+                 VALUES ({id_lit}, 'v{stage}', {}, {}, {created}, {seed}, {created}, 2, 1, {}, {}{fair_value})",
                 lit(&options),
                 lit(&"ab".repeat(32)),
                 scores[0],
@@ -228,6 +244,8 @@ async fn every_stage_survives(kind: &str, db: Db, url: &str, data_dir: &Path) {
         assert_eq!(east.autopilot, *stage >= 2, "{kind} stage {stage}");
         assert_eq!(east.timeouts, if *stage >= 2 { 2 } else { 0 });
         assert_eq!(stored.epoch, if *stage >= 2 { 2 } else { 0 });
+        let fair = stored.fair.as_ref().map(|f| serde_json::to_string(f).unwrap());
+        assert_eq!(fair, (*stage >= 3).then(|| fair_json(*id)), "{kind} stage {stage}");
         // The summary columns are filled in for rows written before them.
         let s = summaries.iter().find(|s| s.table == *id).unwrap();
         assert_eq!(s.hands_played, 1, "{kind} stage {stage}");

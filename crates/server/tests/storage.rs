@@ -214,6 +214,40 @@ async fn a_match_is_stored_and_read_back_exactly() {
     }
 }
 
+/// A fair match's seeds are stored with its start and read back exactly; the
+/// match replays from them, and its record reveals the server seed only once
+/// the match is over.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn fair_seeds_are_stored_and_replay_the_match() {
+    use spades_engine::{ClientSeed, FairSeeds, ServerSeed};
+    use spades_server::storage::FairRecord;
+    for db in TestDb::all().await {
+        let journal = db.open().await;
+        let id = Uuid::new_v4();
+        let rec = table_record(id, 11);
+        journal.create_table(&rec).await.unwrap();
+        journal.seats(id, &seats()).await.unwrap();
+        let clients = BySeat([Some(ClientSeed::from_bytes([0xc1; 32])), None, None, None]);
+        let seeds = FairSeeds::new(*id.as_bytes(), ServerSeed::from_bytes([0x5e; 32]), clients);
+        journal.start_fair(id, &seeds).await.unwrap();
+        let m = play_on(&journal, id, Match::fair(rec.options.rules, seeds.clone()), 60).await;
+        let stored = journal.get(id).await.unwrap().unwrap();
+        assert_eq!(stored.fair, Some(FairRecord::of(&seeds)), "{}", journal.kind());
+        assert_eq!(stored.seed, Some(seeds.bot_seed()));
+        assert_eq!(spades_server::record::replay(&stored).unwrap(), Some(m.clone()));
+        let record = spades_server::record::record(&stored).unwrap();
+        let fair = record.fair.unwrap();
+        assert_eq!((fair.commitment, fair.client_seeds), (seeds.commitment(), clients.0));
+        assert_eq!(fair.server_seed, None, "secret until the match is over");
+        let m = play_on(&journal, id, m, usize::MAX).await;
+        assert!(m.result().is_some());
+        let record = spades_server::record::record(&journal.get(id).await.unwrap().unwrap()).unwrap();
+        assert_eq!(record.fair.unwrap().server_seed, Some(*seeds.server_seed()));
+        drop(journal);
+        db.cleanup().await;
+    }
+}
+
 /// Many tables write at once: group commit keeps every write, in order.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn concurrent_tables_lose_nothing() {

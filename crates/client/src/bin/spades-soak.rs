@@ -1433,6 +1433,7 @@ mod tests {
             scores: [40, 63],
             actions: 6,
             seed: None,
+            fair: None,
         }
     }
 

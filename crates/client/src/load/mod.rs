@@ -147,6 +147,7 @@ impl Shared {
             connect_timeout: Duration::from_secs(20),
             request_timeout: Duration::from_secs(20),
             tls: self.cfg.tls.clone(),
+            contribute_seed: true,
         }
     }
 

@@ -99,6 +99,7 @@ pub(crate) enum WireAct {
     Closing,
     Start { owner_token: String },
     AddBots { owner_token: String },
+    Seed { seed: spades_engine::ClientSeed },
 }
 
 impl From<Act> for WireAct {
@@ -111,6 +112,7 @@ impl From<Act> for WireAct {
             Act::Closing => WireAct::Closing,
             Act::Start { owner_token } => WireAct::Start { owner_token },
             Act::AddBots { owner_token } => WireAct::AddBots { owner_token },
+            Act::Seed(seed) => WireAct::Seed { seed },
         }
     }
 }
@@ -125,6 +127,7 @@ impl From<WireAct> for Act {
             WireAct::Closing => Act::Closing,
             WireAct::Start { owner_token } => Act::Start { owner_token },
             WireAct::AddBots { owner_token } => Act::AddBots { owner_token },
+            WireAct::Seed { seed } => Act::Seed(seed),
         }
     }
 }

@@ -29,6 +29,7 @@ impl MemoryStore {
                 table: t.clone(),
                 seats: spades_engine::BySeat([None, None, None, None]),
                 seed: None,
+                fair: None,
                 actions: Vec::new(),
                 hands: Vec::new(),
                 result: None,
@@ -45,7 +46,10 @@ impl MemoryStore {
         match op {
             WriteOp::Table(_) | WriteOp::Close { .. } => {}
             WriteOp::Seats(_, seats) => t.seats = seats.clone(),
-            WriteOp::Start { seed, .. } => t.seed = Some(*seed),
+            WriteOp::Start { seed, fair, .. } => {
+                t.seed = Some(*seed);
+                t.fair.clone_from(fair);
+            }
             WriteOp::Action(_, a) => match t.actions.get(a.index) {
                 Some(stored) if stored.seat == a.seat && stored.action == a.action => {}
                 None if a.index == t.actions.len() => t.actions.push(*a),

@@ -11,7 +11,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
-use spades_engine::{Action, BySeat, HandResult, MatchResult, Seat};
+use spades_engine::{
+    Action, BySeat, ClientSeed, Commitment, FairSeeds, HandResult, MatchResult, Seat, ServerSeed,
+};
 use spades_protocol::{ActionSource, MatchSummary, RecordSeat, SeatKind, TableOptions};
 use uuid::Uuid;
 
@@ -92,6 +94,47 @@ pub struct ActionRecord {
     pub at_ms: u64,
 }
 
+/// A fair match's seeds as the log keeps them (`tables.fair`, JSON), fixed
+/// before the first deal. `Debug` never shows the server seed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FairRecord {
+    /// The scheme's version.
+    pub version: u8,
+    /// The server's seed.
+    pub server_seed: ServerSeed,
+    /// Its SHA-256, as published.
+    pub commitment: Commitment,
+    /// Each seat's seed, North first.
+    pub client_seeds: [Option<ClientSeed>; 4],
+}
+
+impl FairRecord {
+    /// The record of `seeds`.
+    pub fn of(seeds: &FairSeeds) -> FairRecord {
+        FairRecord {
+            version: spades_engine::FAIR_VERSION,
+            server_seed: *seeds.server_seed(),
+            commitment: seeds.commitment(),
+            client_seeds: seeds.client_seeds().0,
+        }
+    }
+
+    /// The seeds of the match at `table`, after checking the record: the
+    /// version is known and the commitment is the server seed's.
+    ///
+    /// # Errors
+    /// What is wrong with the record.
+    pub fn seeds(&self, table: Uuid) -> Result<FairSeeds, String> {
+        if self.version != spades_engine::FAIR_VERSION {
+            return Err(format!("unknown fair-deal version {}", self.version));
+        }
+        if self.server_seed.commitment() != self.commitment {
+            return Err("the stored commitment is not the server seed's".into());
+        }
+        Ok(FairSeeds::new(*table.as_bytes(), self.server_seed, BySeat(self.client_seeds)))
+    }
+}
+
 /// Everything stored about one table.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StoredTable {
@@ -99,8 +142,10 @@ pub struct StoredTable {
     pub table: TableRecord,
     /// Its seats.
     pub seats: BySeat<Option<SeatRecord>>,
-    /// The match seed, once started.
+    /// The match seed, once started (of a fair match: the bots' seed).
     pub seed: Option<u64>,
+    /// A fair match's seeds, once started.
+    pub fair: Option<FairRecord>,
     /// Every accepted action, in order.
     pub actions: Vec<ActionRecord>,
     /// Finished hands.
@@ -334,7 +379,20 @@ impl Journal {
     /// # Errors
     /// When the log cannot be written.
     pub async fn start(&self, table: Uuid, seed: u64) -> Result<(), StorageError> {
-        self.write(Op::Start, WriteOp::Start { table, seed, at: crate::table::now_ms() }).await.map(drop)
+        self.write(Op::Start, WriteOp::Start { table, seed, fair: None, at: crate::table::now_ms() })
+            .await
+            .map(drop)
+    }
+
+    /// Records the start of a fair match with its seeds (and the bots' seed
+    /// drawn from them).
+    ///
+    /// # Errors
+    /// When the log cannot be written.
+    pub async fn start_fair(&self, table: Uuid, seeds: &FairSeeds) -> Result<(), StorageError> {
+        let fair = Some(FairRecord::of(seeds));
+        let op = WriteOp::Start { table, seed: seeds.bot_seed(), fair, at: crate::table::now_ms() };
+        self.write(Op::Start, op).await.map(drop)
     }
 
     /// Appends an accepted action; returns once it is durable. The same

@@ -26,7 +26,8 @@ use tracing::{info, warn};
 use uuid::Uuid;
 
 use super::{
-    ActionRecord, Fence, SeatRecord, StorageError, StoreOptions, StoredTable, TableRecord, db_location, scrub,
+    ActionRecord, FairRecord, Fence, SeatRecord, StorageError, StoreOptions, StoredTable, TableRecord,
+    db_location, scrub,
 };
 
 /// Most writes committed in one transaction.
@@ -37,7 +38,7 @@ const MAX_BATCH: usize = 1024;
 pub(super) enum WriteOp {
     Table(TableRecord),
     Seats(Uuid, BySeat<Option<SeatRecord>>),
-    Start { table: Uuid, seed: u64, at: u64 },
+    Start { table: Uuid, seed: u64, fair: Option<FairRecord>, at: u64 },
     Action(Uuid, ActionRecord),
     Hand(Uuid, HandResult),
     Finish { table: Uuid, result: MatchResult, at: u64 },
@@ -513,6 +514,7 @@ struct TableRow {
     seed: Option<i64>,
     result: Option<String>,
     epoch: i64,
+    fair: Option<String>,
 }
 
 /// seat, name, kind, token_hash, has_left, autopilot, timeouts, grace_expired
@@ -624,10 +626,18 @@ fn decode(
         }
         None => None,
     };
+    let fair = match row.fair {
+        Some(json) => Some(
+            serde_json::from_str(&json)
+                .map_err(|e| corrupt(t, format!("unreadable fair-deal seeds: {e}")))?,
+        ),
+        None => None,
+    };
     Ok(StoredTable {
         table: TableRecord { id, name: row.name, options, owner_hash: row.owner_hash, created_at_ms },
         seats: seat_records,
         seed: row.seed.map(|s| s as u64),
+        fair,
         actions: records,
         hands: hand_results,
         result,
@@ -741,11 +751,12 @@ macro_rules! backend {
                                 .await?;
                             }
                         }
-                        WriteOp::Start { table, seed, at } => {
-                            sqlx::query("UPDATE tables SET seed = $2, started_at = $3 WHERE id = $1")
+                        WriteOp::Start { table, seed, fair, at } => {
+                            sqlx::query("UPDATE tables SET seed = $2, started_at = $3, fair = $4 WHERE id = $1")
                                 .bind(table.to_string())
                                 .bind(*seed as i64)
                                 .bind(*at as i64)
+                                .bind(fair.as_ref().map(json))
                                 .execute(&mut *tx)
                                 .await?;
                         }
@@ -853,9 +864,9 @@ macro_rules! backend {
             }
 
             pub(super) async fn table_rows(pool: &$pool, filter: Filter) -> Result<Vec<TableRow>, sqlx::Error> {
-                type Row = (String, String, String, String, i64, Option<i64>, Option<String>, i64);
+                type Row = (String, String, String, String, i64, Option<i64>, Option<String>, i64, Option<String>);
                 const COLUMNS: &str =
-                    "SELECT id, name, options, owner_hash, created_at, seed, result, epoch FROM tables";
+                    "SELECT id, name, options, owner_hash, created_at, seed, result, epoch, fair FROM tables";
                 let rows: Vec<Row> = match filter {
                     Filter::Open => {
                         sqlx::query_as(sqlx::AssertSqlSafe(format!(
@@ -881,7 +892,7 @@ macro_rules! backend {
                 };
                 Ok(rows
                     .into_iter()
-                    .map(|(id, name, options, owner_hash, created_at, seed, result, epoch)| TableRow {
+                    .map(|(id, name, options, owner_hash, created_at, seed, result, epoch, fair)| TableRow {
                         id,
                         name,
                         options,
@@ -890,6 +901,7 @@ macro_rules! backend {
                         seed,
                         result,
                         epoch,
+                        fair,
                     })
                     .collect())
             }

@@ -53,6 +53,7 @@ pub(crate) fn empty_status(id: Uuid) -> TableStatus {
         hands: Vec::new(),
         result: None,
         seed: None,
+        fair: None,
     }
 }
 
@@ -174,6 +175,7 @@ impl Table {
             last_action: self.last_action,
             server_time: now_ms,
             autopilot_after: self.settings.autopilot_after,
+            fair: self.fairness(),
         };
         match serde_json::to_string(&ServerMessage::View { seq: self.seq, view: Box::new(view) }) {
             Ok(s) => Some(Utf8Bytes::from(s)),
@@ -279,6 +281,7 @@ impl Table {
             status.result = m.and_then(|m| m.result().copied());
             // The seed only once the match is over.
             status.seed = m.filter(|m| m.result().is_some()).map(Match::seed);
+            status.fair = self.fairness();
         });
     }
 }

@@ -36,6 +36,7 @@ use spades_bots::Strength;
 
 mod bots;
 mod clock;
+mod fair;
 mod fanout;
 mod handle;
 mod moves;
@@ -140,6 +141,8 @@ pub enum Act {
         /// The owner token.
         owner_token: String,
     },
+    /// A player's seed for the fair deals.
+    Seed(spades_engine::ClientSeed),
 }
 
 impl std::fmt::Debug for Act {
@@ -153,6 +156,7 @@ impl std::fmt::Debug for Act {
             // Owner tokens are secrets: never printed.
             Act::Start { .. } => f.debug_struct("Start").finish_non_exhaustive(),
             Act::AddBots { .. } => f.debug_struct("AddBots").finish_non_exhaustive(),
+            Act::Seed(seed) => f.debug_tuple("Seed").field(seed).finish(),
         }
     }
 }
@@ -327,6 +331,7 @@ pub fn spawn(
         owner: init.owner,
         seats: BySeat([None, None, None, None]),
         game: None,
+        fair: fair::Lobby::draw(),
         seq: 0,
         conns: Vec::new(),
         dropped: Vec::new(),
@@ -348,6 +353,10 @@ pub fn spawn(
         table.seq = r.epoch << 32;
         table.seats = r.seats.map(|_, s| s.as_ref().map(|s| Occupant::restored(s, now, &table.settings)));
         table.hands_stored = r.game.as_ref().map_or(0, |m| m.results().len());
+        if r.game.is_some() {
+            // The match's seeds are in the log; no lobby seed is needed.
+            table.fair = None;
+        }
         table.game = r.game;
         table.arm_turn(now);
     }
@@ -387,6 +396,8 @@ struct Table {
     owner: TokenHash,
     seats: BySeat<Option<Occupant>>,
     game: Option<Match>,
+    /// Before the match: the committed server seed and the players' seeds.
+    fair: Option<fair::Lobby>,
     /// Sequence number of the last view sent.
     seq: u64,
     conns: Vec<Conn>,

@@ -11,7 +11,7 @@ use tracing::{info, warn};
 use super::fanout::Conn;
 use super::{Act, Attach, Attached, ConnId, Outbox, RestoredSeat, Role, Table, TableSettings};
 use crate::storage::SeatRecord;
-use crate::token::{TokenHash, new_seed, new_token};
+use crate::token::{TokenHash, new_token};
 
 /// A seat's occupant.
 #[derive(Debug)]
@@ -312,13 +312,13 @@ impl Table {
                         "every seat must be taken (add bots to fill them)",
                     );
                 }
-                let Ok(seed) = new_seed() else {
+                let Some(seeds) = self.fix_seeds() else {
                     return self.error_to(conn, req, ErrorCode::Internal, "could not draw a seed");
                 };
-                // The seats the match starts with must be in the log, or a
-                // restart could not restore it.
+                // The seats and seeds the match starts with must be in the
+                // log, or a restart could not restore it.
                 let stored = match self.write_seats().await {
-                    Ok(()) => self.journal.start(self.id, seed).await,
+                    Ok(()) => self.journal.start_fair(self.id, &seeds).await,
                     Err(e) => Err(e),
                 };
                 if let Err(e) = stored {
@@ -332,7 +332,8 @@ impl Table {
                 }
                 // The seed stays secret until the match is over: not logged.
                 info!("match started");
-                self.game = Some(Match::new(self.options.rules, seed));
+                self.game = Some(Match::fair(self.options.rules, seeds));
+                self.fair = None;
                 self.hands_stored = 0;
                 for o in self.seats.0.iter_mut().flatten() {
                     o.timeouts = 0;
@@ -373,6 +374,7 @@ impl Table {
                 }
                 self.send_to(conn, &ServerMessage::Ack { req });
             }
+            Act::Seed(seed) => self.contribute(conn, req, role, seed, now),
             Act::Bid(_) | Act::Play(_) | Act::TakeOver | Act::Leave => {
                 let seat = match role {
                     Role::Seat(s) => s,
@@ -460,7 +462,7 @@ impl Table {
             }
             Act::Bid(b) => self.player_action(conn, req, seat, Action::Bid(b), now).await,
             Act::Play(c) => self.player_action(conn, req, seat, Action::Play(c), now).await,
-            Act::Closing | Act::Start { .. } | Act::AddBots { .. } => {}
+            Act::Closing | Act::Start { .. } | Act::AddBots { .. } | Act::Seed(_) => {}
         }
     }
 

@@ -231,7 +231,9 @@ async fn crash_and_recover(database_url: &str) {
         let hands = record_moves(&record);
         let all: Vec<Move> = hands.iter().flatten().copied().collect();
         assert_eq!(all.len(), record.actions);
-        let replay = Match::replay(rules, record.seed.unwrap(), all).unwrap();
+        let seeds =
+            record.fair.as_ref().and_then(|f| f.seeds(t.id)).expect("a fair match, its seed revealed");
+        let replay = Match::replay_fair(rules, seeds, all).unwrap();
         assert_eq!(replay.result().copied(), record.result);
         assert_eq!(replay.scores().0, record.scores);
         let replayed_hands: Vec<_> = replay.results().to_vec();

@@ -67,8 +67,11 @@ async fn four_clients_play_a_whole_match_that_replays_exactly() {
 
     let status = server.status(table).await;
     assert_eq!(status.summary.phase, TablePhase::Finished);
-    let seed = status.seed.expect("the seed is revealed once the match is over");
-    let replay = Match::replay(rules, seed, moves.iter().copied()).unwrap();
+    assert!(status.seed.is_some(), "the seed is revealed once the match is over");
+    let fair = status.fair.clone().expect("a fair match");
+    assert!(fair.fixed);
+    let seeds = fair.seeds(table).expect("the server seed is revealed and matches its commitment");
+    let replay = Match::replay_fair(rules, seeds, moves.iter().copied()).unwrap();
     assert_eq!(replay.result().copied(), status.result);
     assert_eq!(replay.results(), status.hands.as_slice());
     assert_eq!(replay.scores().0, status.summary.scores);

@@ -1,0 +1,121 @@
+// Fair deals in the browser: the page sends a seed of its own once it has
+// seen the lobby's commitment, and "Verify the deals" in the match-over
+// dialog checks every deal with WebCrypto. The page's verifier and the
+// `spades-verify` command must agree, check by check, on the real record
+// and on records tampered with after the match.
+
+import assert from 'node:assert/strict';
+import { execFileSync, spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { it } from 'node:test';
+import { createFromLobby, fillBotsAndStart, openPage, shot, tableStatus } from '../lib/harness.mjs';
+import { REPO_ROOT } from '../lib/server.mjs';
+
+/** The command: $SPADES_VERIFY_BIN, else target/debug/spades-verify (built when missing). */
+function verifyBinary() {
+  const bin = path.resolve(REPO_ROOT, process.env.SPADES_VERIFY_BIN || 'target/debug/spades-verify');
+  if (!existsSync(bin)) {
+    execFileSync('cargo', ['build', '--locked', '-p', 'spades-client', '--bin', 'spades-verify'], { cwd: REPO_ROOT, stdio: 'inherit' });
+  }
+  return bin;
+}
+
+/** Runs spades-verify --json on a record; returns {code, report}. */
+function runVerify(bin, dir, name, record) {
+  const file = path.join(dir, name);
+  writeFileSync(file, JSON.stringify(record));
+  const out = spawnSync(bin, ['--json', file], { encoding: 'utf8' });
+  assert.ok(out.status === 0 || out.status === 1, `spades-verify failed to run: ${out.status} ${out.stderr}`);
+  return { code: out.status, report: JSON.parse(out.stdout) };
+}
+
+/** What two verifiers must agree on: each check's name and outcome. */
+const outcome = (report) => ({ passed: report.passed, checks: report.checks.map((c) => [c.name, c.passed]) });
+
+/** The other hex digit in the same place: a seed altered by one digit. */
+function altered(hex) {
+  const last = hex.at(-1) === '0' ? '1' : '0';
+  return hex.slice(0, -1) + last;
+}
+
+export function fairTests(suite) {
+  it('sends its own seed, and verifies the deals as spades-verify does, on good and tampered records', async () => {
+    const { browser, fastStack: stack } = suite;
+    const bin = verifyBinary();
+    const p = await openPage(browser, stack.url);
+    const { page, rec } = p;
+    const dir = mkdtempSync(path.join(tmpdir(), 'spades-fair-'));
+    try {
+      const id = await createFromLobby(page, { player: 'Vera', table: 'Fair deals', options: { match_end: 'hands:5' } });
+      // The seed goes out once the lobby's commitment has been shown.
+      await page.waitForFunction(() => localStorage.getItem(`spades.v1.fair.${location.hash.split('/')[2]}`));
+      const sent = rec.sent.find((m) => m.type === 'seed');
+      assert.match(sent?.seed ?? '', /^[0-9a-f]{64}$/, 'the page sent a seed of 32 random bytes');
+      const lobby = await tableStatus(stack.api, id);
+      const seatIndex = lobby.seats.findIndex((s) => s.name === 'Vera');
+      assert.equal(lobby.fair.client_seeds[seatIndex], sent.seed);
+      assert.equal(lobby.fair.fixed, false);
+      assert.equal(lobby.fair.server_seed, null, 'the server seed stays secret');
+      const viewBefore = rec.received.find((m) => m.type === 'view' && m.view.fair);
+      assert.equal(viewBefore.view.fair.commitment, lobby.fair.commitment, 'the seed was sent after the commitment was shown');
+
+      await fillBotsAndStart(page);
+      // Nobody plays for Vera: the clock, then the autopilot, play the match
+      // out. Each hand's scoring is closed until the match-over dialog shows.
+      const until = Date.now() + 120_000;
+      while (!(await page.isVisible('dialog#match-over[open]'))) {
+        assert.ok(Date.now() < until, 'the match did not end');
+        if (await page.isVisible('dialog#hand-scoring[open] button[data-action="ok"]')) {
+          await page.click('dialog#hand-scoring[open] button[data-action="ok"]').catch(() => {});
+        }
+        await page.waitForTimeout(200);
+      }
+      await page.click('dialog#match-over button[data-action="verify"]');
+      await page.waitForSelector('#verify-result', { timeout: 20000 });
+      const headline = await page.textContent('#verify-result');
+      assert.match(headline, /^All \d+ checks passed: every deal came from the server seed committed to/);
+      const shown = await page.$$eval('.verify-checks li', (els) => els.map((e) => [e.dataset.check, e.dataset.passed === 'true']));
+      const names = shown.map(([n]) => n);
+      assert.deepEqual(names.slice(0, 6), ['fair', 'revealed', 'commitment', 'your commitment', 'your seed', 'first dealer']);
+      assert.ok(names.filter((n) => n.startsWith('hand ')).length >= 5, names.join(', '));
+      assert.ok(shown.every(([, ok]) => ok));
+      await shot(page, 'verify-deals.png');
+
+      // The page's verifier and the command, on the same records.
+      const record = await (await fetch(`${stack.api}/api/v1/matches/${id}`)).json();
+      assert.equal(record.fair.commitment, lobby.fair.commitment, 'the commitment never changed');
+      // The server seed reached the page only once the match was over.
+      const secret = record.fair.server_seed;
+      const early = rec.received.filter((m) => JSON.stringify(m).includes(secret) && !(m.type === 'view' && m.view.phase === 'finished'));
+      assert.deepEqual(early, [], 'a frame showed the server seed before the end');
+      assert.ok(rec.received.some((m) => m.type === 'view' && m.view.fair?.server_seed === secret), 'the last view reveals it');
+      const badServer = structuredClone(record);
+      badServer.fair.server_seed = altered(record.fair.server_seed);
+      const badClient = structuredClone(record);
+      badClient.fair.client_seeds[seatIndex] = altered(sent.seed);
+      const records = { good: record, 'server-seed': badServer, 'client-seed': badClient };
+      const inPage = await page.evaluate(async (all) => {
+        const { verifyRecord } = await import('/js/verify.js');
+        const out = {};
+        for (const [k, r] of Object.entries(all)) out[k] = await verifyRecord(r);
+        return out;
+      }, records);
+      for (const [name, r] of Object.entries(records)) {
+        const { code, report } = runVerify(bin, dir, `${name}.json`, r);
+        assert.deepEqual(outcome(inPage[name]), outcome(report), `${name}: the page and spades-verify disagree`);
+        assert.equal(code, name === 'good' ? 0 : 1, name);
+        assert.equal(report.passed, name === 'good', name);
+      }
+      const failed = (r) => r.checks.filter((c) => !c.passed).map((c) => c.name);
+      assert.ok(failed(inPage['server-seed']).includes('commitment'));
+      assert.equal(failed(inPage['client-seed']).filter((n) => n.startsWith('hand ')).length, record.hands.length,
+        'another seed for one seat changes every deal');
+      p.assertClean();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+      await p.close();
+    }
+  });
+}

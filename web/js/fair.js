@@ -1,0 +1,85 @@
+// Fair deals at the table: this browser sends a seed of its own once it has
+// seen the lobby's commitment, remembers both, and checks the deals when
+// the match is over ("Verify the deals"). See docs/fairness.md.
+
+import { showDialog } from './dialogs.js';
+import { h, replace } from './dom.js';
+import { SEATS } from './rules.js';
+import { canVerify, randomSeed, verifyRecord } from './verify.js';
+
+const KEY = 'spades.v1.fair.';
+const inFlight = new Set();
+
+function remembered(table) {
+  try {
+    return JSON.parse(localStorage.getItem(KEY + table) || 'null');
+  } catch {
+    return null;
+  }
+}
+
+function remember(table, value) {
+  try {
+    localStorage.setItem(KEY + table, JSON.stringify(value));
+  } catch {
+    // Private mode: the deals can still be verified, without "your seed".
+  }
+}
+
+/**
+ * Called with every view: in the lobby, a seated player whose seed is not
+ * (or no longer) the one counted for the current commitment sends a fresh
+ * one. Never waits: the table takes whatever seeds are in when it starts.
+ * @param {string} table
+ * @param {object} view
+ * @param {{request: (msg: object) => Promise<object>}} conn
+ */
+export function contributeSeed(table, view, conn) {
+  const fair = view?.fair;
+  if (!fair || fair.fixed || view.phase !== 'lobby' || !view.you || inFlight.has(table)) return;
+  const mine = remembered(table);
+  const counted = fair.client_seeds?.[SEATS.indexOf(view.you)];
+  if (mine && mine.commitment === fair.commitment && mine.seat === view.you && counted === mine.seed) return;
+  const seed = randomSeed();
+  inFlight.add(table);
+  conn.request({ type: 'seed', seed }).then(
+    () => remember(table, { commitment: fair.commitment, seed, seat: view.you }),
+    () => {},
+  ).finally(() => inFlight.delete(table));
+}
+
+/** Fetches the match's record, checks every deal and shows what passed. */
+export async function showVerification(table) {
+  const holder = h('div', { class: 'verify-holder' }, h('p', { class: 'muted' }, 'Checking the deals…'));
+  const shown = showDialog({ id: 'verify', className: 'dialog-wide', title: 'Verify the deals', body: holder });
+  replace(holder, await verificationReport(table));
+  return shown;
+}
+
+async function verificationReport(table) {
+  if (!canVerify()) {
+    return h('p', { class: 'field-error' },
+      'This browser offers its cryptography only on https or localhost pages: check the match with spades-verify instead.');
+  }
+  let record;
+  try {
+    const resp = await fetch(`/api/v1/matches/${encodeURIComponent(table)}`, { cache: 'no-store' });
+    if (!resp.ok) throw new Error(`HTTP ${resp.status}`);
+    record = await resp.json();
+  } catch (err) {
+    return h('p', { class: 'field-error' }, `Could not load the match record: ${err.message}`);
+  }
+  const mine = remembered(table);
+  const report = await verifyRecord(record, mine ? { commitment: mine.commitment, seed: mine.seed } : {});
+  const failed = report.checks.filter((c) => !c.passed).length;
+  const headline = report.passed
+    ? `All ${report.checks.length} checks passed: every deal came from the server seed committed to before the players sent their seeds, and from those seeds. Nobody, not even the server, chose the cards.`
+    : `${failed} of ${report.checks.length} checks failed: these deals are not proven fair.`;
+  return [
+    h('p', { class: `verify-result ${report.passed ? 'verify-pass' : 'verify-fail'}`, id: 'verify-result', role: 'status' }, headline),
+    h('ul', { class: 'verify-checks' }, report.checks.map((c) =>
+      h('li', { class: c.passed ? 'pass' : 'fail', dataset: { check: c.name, passed: String(c.passed) } },
+        h('strong', {}, `${c.passed ? '✓' : '✗'} ${c.name}`), `: ${c.detail}`))),
+    h('p', { class: 'muted' }, 'The same checks: spades-verify with this match\'s record (see docs/fairness.md).'),
+  ];
+}
