@@ -21,7 +21,9 @@
 # Settings (environment):
 #   BENCH_QUICK=1          short steps and windows
 #   BENCH_OUT=dir          where the reports go (default target/bench)
-#   BENCH_ONLY="a b"       only these scenarios (capacity throughput memory echo)
+#   BENCH_ONLY="a b"       only these scenarios (capacity throughput memory echo
+#                          cluster); cluster (three nodes on PostgreSQL and
+#                          NATS, scripts/bench-cluster.sh) runs only when named
 #   BENCH_STEPS=1000,2000  capacity steps (default: 1000 to the fd limit)
 #   BENCH_HOLD=60          seconds each capacity step is held
 #   BENCH_DURATION=20      seconds measured in each throughput and echo run
@@ -226,6 +228,12 @@ if want capacity; then
     --steps "$steps" --think-ms 1000 --hold "$hold" --settle "$settle" --p99-ms 50 \
     --json-out "$out/capacity.json"
   stop "$server_pid"
+fi
+
+if want cluster; then
+  say "cluster: three nodes on PostgreSQL and NATS (scripts/bench-cluster.sh)"
+  BENCH_OUT=$out BENCH_SERVER_BIN=$server_bin BENCH_NO_BUILD=1 "$root/scripts/bench-cluster.sh"
+  [ "$only" = cluster ] && exit 0
 fi
 
 say "summary (also in $out/summary.md and $out/summary.json)"

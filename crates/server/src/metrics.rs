@@ -11,7 +11,7 @@
 //! | `spades_storage_commit_seconds` | histogram | one group commit of the event log |
 //! | `spades_storage_batch_size` | histogram | writes per group commit |
 //! | `spades_errors_total` | counter | `code` (the protocol's error codes) |
-//! | `spades_disconnects_total` | counter | `reason` (closed, too_slow, silent, unattached, shutdown, table_closed, protocol, error) |
+//! | `spades_disconnects_total` | counter | `reason` (closed, too_slow, silent, unattached, shutdown, table_closed, table_moved, released, protocol, error) |
 //! | `spades_connections_opened_total` | counter | |
 //! | `spades_tables_created_total` | counter | |
 //! | `spades_tables_claimed_total` | counter | tables this node took over in cluster mode (failover, drain) |
@@ -70,13 +70,14 @@ fn process() -> &'static metrics_process::Collector {
 const ACTION_KINDS: [&str; 2] = ["bid", "play"];
 const ACTION_SOURCES: [&str; 4] = ["player", "timeout", "autopilot", "bot"];
 /// `spades_disconnects_total` reasons (those of `ws::Flow::reason`).
-pub const DISCONNECT_REASONS: [&str; 9] = [
+pub const DISCONNECT_REASONS: [&str; 10] = [
     "closed",
     "too_slow",
     "silent",
     "unattached",
     "shutdown",
     "table_closed",
+    "table_moved",
     "released",
     "protocol",
     "error",

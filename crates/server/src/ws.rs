@@ -207,6 +207,7 @@ impl Flow {
             Flow::Close(CLOSE_UNATTACHED, _) => "unattached",
             Flow::Close(CLOSE_GOING_AWAY, _) => "shutdown",
             Flow::Close(CLOSE_TABLE_CLOSED, _) => "table_closed",
+            Flow::Close(CLOSE_TABLE_MOVED, _) => "table_moved",
             Flow::Close(CLOSE_NORMAL, _) => "released",
             Flow::Close(CLOSE_PROTOCOL_ERROR | CLOSE_INVALID_DATA | CLOSE_TOO_BIG, _) => "protocol",
             Flow::Close(..) => "error",

@@ -153,9 +153,11 @@ async fn insert_shaped(db: &Db, stage: usize, id: Uuid, p: &Played) {
                 .await;
             }
         }
-        2 | 3 => {
-            // From migration 3 on, a fair match's seeds (JSON).
-            let (fair_column, fair_value) = if stage >= 3 {
+        2..=4 => {
+            // Migration 3 adds the cluster's lease columns (empty for a
+            // single server); from migration 4 on, a fair match's seeds
+            // (JSON).
+            let (fair_column, fair_value) = if stage >= 4 {
                 (", fair", format!(", {}", lit(&fair_json(id))))
             } else {
                 ("", String::new())
@@ -245,7 +247,7 @@ async fn every_stage_survives(kind: &str, db: Db, url: &str, data_dir: &Path) {
         assert_eq!(east.timeouts, if *stage >= 2 { 2 } else { 0 });
         assert_eq!(stored.epoch, if *stage >= 2 { 2 } else { 0 });
         let fair = stored.fair.as_ref().map(|f| serde_json::to_string(f).unwrap());
-        assert_eq!(fair, (*stage >= 3).then(|| fair_json(*id)), "{kind} stage {stage}");
+        assert_eq!(fair, (*stage >= 4).then(|| fair_json(*id)), "{kind} stage {stage}");
         // The summary columns are filled in for rows written before them.
         let s = summaries.iter().find(|s| s.table == *id).unwrap();
         assert_eq!(s.hands_played, 1, "{kind} stage {stage}");

@@ -136,6 +136,11 @@ struct LoadArgs {
     /// Game (the Spades server) or echo (`spades-echo`).
     #[arg(long, value_enum, default_value = "game")]
     mode: ModeArg,
+    /// Seats connect to these servers instead of `--url`, comma-separated
+    /// (the nodes of a cluster): each table's four seats are spread over
+    /// them; tables are still created through `--url`.
+    #[arg(long, value_delimiter = ',')]
+    seat_urls: Vec<String>,
     /// Matches of this many hands (5, 9 or 11) instead of to 500 points.
     #[arg(long)]
     hands: Option<u16>,
@@ -268,6 +273,13 @@ fn config(c: &Common, l: &LoadArgs, max_tables: usize) -> anyhow::Result<LoadCon
         ModeArg::Echo => Mode::Echo,
     };
     cfg.tables = l.tables;
+    for url in &l.seat_urls {
+        let e = Endpoint::parse(url)?;
+        if !e.is_loopback() && !c.allow_remote {
+            bail!("{} is not a loopback address: pass --allow-remote to load another machine", e.host);
+        }
+        cfg.seat_endpoints.push(e);
+    }
     cfg.think = Duration::from_millis(l.think_ms);
     cfg.think_jitter = l.think_jitter;
     cfg.ramp_per_sec = l.ramp;

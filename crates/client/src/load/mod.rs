@@ -90,6 +90,11 @@ pub struct LoadConfig {
     pub read_buffer: usize,
     /// The certificates trusted for an `https://` server.
     pub tls: Tls,
+    /// Where the seats connect, when not to `endpoint` (the nodes of a
+    /// cluster): seat `i` of table slot `k` connects to entry `(k + i) % n`,
+    /// so every table's seats are spread over the nodes. Tables are still
+    /// created through `endpoint`.
+    pub seat_endpoints: Vec<Endpoint>,
 }
 
 impl LoadConfig {
@@ -111,6 +116,7 @@ impl LoadConfig {
             server_pid: None,
             read_buffer: 4096,
             tls: Tls::default(),
+            seat_endpoints: Vec::new(),
         }
     }
 }
@@ -299,9 +305,15 @@ enum Outcome {
     Failed,
 }
 
-/// Connects and takes a seat.
-async fn sit(shared: &Shared, table: Uuid, seat: Seat) -> crate::Result<Connection> {
-    let mut conn = Connection::connect_with(&shared.cfg.endpoint, &shared.connect_options()).await?;
+/// Connects and takes a seat (of the table in `slot`).
+async fn sit(shared: &Shared, slot: usize, table: Uuid, seat: Seat) -> crate::Result<Connection> {
+    let spread = &shared.cfg.seat_endpoints;
+    let endpoint = if spread.is_empty() {
+        &shared.cfg.endpoint
+    } else {
+        &spread[(slot + usize::from(seat.index())) % spread.len()]
+    };
+    let mut conn = Connection::connect_with(endpoint, &shared.connect_options()).await?;
     conn.join(table, &format!("bot {}", seat.name()), Some(seat)).await?;
     Ok(conn)
 }
@@ -327,7 +339,7 @@ async fn play_table(shared: &Arc<Shared>, slot: usize, rng: &mut SplitMix, ready
     let table = created.table;
     let seats = tokio::select! {
         () = shared.stop.cancelled() => return Outcome::Stopped,
-        s = futures_util::future::join_all(Seat::ALL.map(|s| sit(shared, table, s))) => s,
+        s = futures_util::future::join_all(Seat::ALL.map(|s| sit(shared, slot, table, s))) => s,
     };
     let mut conns = Vec::with_capacity(4);
     for (seat, c) in Seat::ALL.into_iter().zip(seats) {

@@ -45,9 +45,14 @@ pub(super) async fn serve(state: &AppState, cluster: &Arc<Cluster>) -> anyhow::R
                     continue;
                 }
             };
+            // A connection's actions and detach go to its table in the order
+            // they came (a full queue: in a task, so nothing else waits);
+            // requests that need an answer each get a task of their own.
+            if let Request::Act { .. } | Request::Detach { .. } = request {
+                forward(&c, request);
+                continue;
+            }
             let (s, c) = (Arc::clone(&s), Arc::clone(&c));
-            // Each request in a task of its own: a table with a full queue
-            // holds up only the requests for it.
             tokio::spawn(async move {
                 if let Some(reply) = handle(&s, &c, request).await
                     && let Some(to) = msg.reply
@@ -72,30 +77,48 @@ pub(super) async fn serve(state: &AppState, cluster: &Arc<Cluster>) -> anyhow::R
     Ok(())
 }
 
+/// Hands a relayed connection's action or detach to its table.
+fn forward(cluster: &Arc<Cluster>, request: Request) {
+    let (table, cmd) = match request {
+        Request::Act { table, origin, conn, req, act } => {
+            let found = cluster.remote.get(&(origin.clone(), conn)).map(|r| r.clone());
+            match found {
+                Some(r) if r.table.id() == table => {
+                    (r.table, TableCommand::Act { conn: r.local, req, act: act.into() })
+                }
+                // Not attached here (the table stopped to move, or this
+                // node restarted): the relay must attach it again.
+                _ => {
+                    let c = Arc::clone(cluster);
+                    let epoch = cluster.epoch_of(table).unwrap_or(0);
+                    tokio::spawn(async move { moved(&c, &origin, conn, epoch).await });
+                    return;
+                }
+            }
+        }
+        Request::Detach { table, origin, conn } => match cluster.remote.remove(&(origin, conn)) {
+            Some((_, r)) if r.table.id() == table => {
+                r.replaced.store(true, Ordering::Relaxed);
+                (r.table, TableCommand::Detach { conn: r.local })
+            }
+            _ => return,
+        },
+        _ => return,
+    };
+    if let Err(cmd) = table.try_send_or_return(cmd) {
+        tokio::spawn(async move {
+            let _ = table.send(cmd).await;
+        });
+    }
+}
+
 async fn handle(state: &AppState, cluster: &Arc<Cluster>, request: Request) -> Option<Reply> {
     match request {
         Request::Attach { table, origin, conn, how, req, quiet } => {
             Some(attach(state, cluster, table, origin, conn, how, req, quiet).await)
         }
-        Request::Act { table, origin, conn, req, act } => {
-            let found = cluster.remote.get(&(origin.clone(), conn)).map(|r| r.clone());
-            match found {
-                Some(r) if r.table.id() == table => {
-                    let cmd = TableCommand::Act { conn: r.local, req, act: act.into() };
-                    let _ = r.table.send(cmd).await;
-                }
-                // Not attached here (the table stopped to move, or this
-                // node restarted): the relay must attach it again.
-                _ => moved(cluster, &origin, conn, cluster.epoch_of(table).unwrap_or(0)).await,
-            }
-            None
-        }
-        Request::Detach { table, origin, conn } => {
-            if let Some((_, r)) = cluster.remote.remove(&(origin, conn))
-                && r.table.id() == table
-            {
-                let _ = r.table.send(TableCommand::Detach { conn: r.local }).await;
-            }
+        Request::Act { .. } | Request::Detach { .. } => {
+            forward(cluster, request);
             None
         }
         Request::Status { table } => Some(match state.registry.get(&table) {

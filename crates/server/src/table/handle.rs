@@ -74,6 +74,18 @@ impl TableHandle {
         self.tx.try_send(cmd).is_ok()
     }
 
+    /// Sends a command without waiting; a full queue hands it back (a
+    /// closed table drops it).
+    ///
+    /// # Errors
+    /// The command, when the queue is full.
+    pub fn try_send_or_return(&self, cmd: TableCommand) -> Result<(), TableCommand> {
+        match self.tx.try_send(cmd) {
+            Ok(()) | Err(mpsc::error::TrySendError::Closed(_)) => Ok(()),
+            Err(mpsc::error::TrySendError::Full(cmd)) => Err(cmd),
+        }
+    }
+
     /// The public status, as the table last published it: never goes
     /// through the table's queue, so no number of readers can hold the table
     /// up or fill its queue.

@@ -269,13 +269,17 @@ async fn drive(
                 ServerMessage::Ack { req: Some(r) } => {
                     if let Some(a) = sent.remove(&r) {
                         out.acked.push(a);
+                    } else {
+                        out.errors.push(format!("an ack for req {r}, which was not pending"));
                     }
                 }
                 ServerMessage::Error { message, req, .. } => {
                     let last =
                         out.last.as_ref().and_then(|v| v.game.as_ref()).map(|g| (g.hand_number, g.turn));
-                    out.errors
-                        .push(format!("{message} (req {req:?}, acted on {acted_on:?}, last view {last:?})"));
+                    let pending = req.is_some_and(|r| sent.contains_key(&r));
+                    out.errors.push(format!(
+                        "{message} (req {req:?} pending {pending}, acted on {acted_on:?}, last view {last:?})"
+                    ));
                 }
                 _ => {}
             }
@@ -331,20 +335,23 @@ fn assert_acked_in_record(seat: Seat, out: &Outcome, rec: &MatchRecord) {
     }
 }
 
-/// The record replays through the engine to the same result.
+/// The record replays through the engine to the same result, from the
+/// revealed seeds (which match their commitment).
 fn assert_replays(rec: &MatchRecord) {
-    let seed = rec.seed.expect("a finished match reveals its seed");
-    let mut m = spades_engine::Match::new(rec.options.rules, seed);
+    let fair = rec.fair.as_ref().expect("a fair match");
+    let seeds = fair.seeds(rec.table).expect("the server seed is revealed and matches its commitment");
+    let mut moves = Vec::new();
     for h in &rec.hands {
         let first = h.result.dealer.next();
         for i in 0..4 {
             let seat = first.offset(i);
-            m.apply(seat, Action::Bid(h.result.bids[seat])).unwrap();
+            moves.push(spades_engine::Move { seat, action: Action::Bid(h.result.bids[seat]) });
         }
-        for p in &h.plays {
-            m.apply(p.seat, Action::Play(p.card)).unwrap();
-        }
+        moves.extend(
+            h.plays.iter().map(|p| spades_engine::Move { seat: p.seat, action: Action::Play(p.card) }),
+        );
     }
+    let m = spades_engine::Match::replay_fair(rec.options.rules, seeds, moves).unwrap();
     assert_eq!(m.result().copied(), rec.result, "the record replays to its result");
 }
 

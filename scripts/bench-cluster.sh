@@ -1,0 +1,219 @@
+#!/usr/bin/env bash
+# The cluster scenario of scripts/bench.sh: three server nodes on loopback,
+# one PostgreSQL database made for the run (dropped after) and NATS.
+#
+#   scripts/bench-cluster.sh            # run by scripts/bench.sh (BENCH_ONLY=cluster)
+#
+# Three parts, every figure in one run on one machine:
+#   hop       200 tables at think 0, three load generators (one per node),
+#             each table's seats on its owner, then spread over the three
+#             nodes (--seat-urls): the cost of the NATS hop, in alternating
+#             rounds, medians taken;
+#   capacity  CLUSTER_TABLES tables (default 10,000) at think 1 s over three
+#             load generator processes (none passes the open-file limit);
+#   failover  CLUSTER_KILLS times (default 20): kill -9 one node under load,
+#             time until each of its tables has an accepted action again,
+#             and restart it.
+#
+# Settings (environment):
+#   BENCH_DATABASE_URL   default postgres://postgres@127.0.0.1:5432/test
+#   BENCH_NATS_URL       default nats://127.0.0.1:4222
+#   CLUSTER_ONLY="hop capacity failover"
+#   CLUSTER_TABLES=10000 CLUSTER_HOLD=60 CLUSTER_KILLS=20 CLUSTER_ROUNDS=3
+#   CLUSTER_LEASE_MS=5000 (the default lease)
+#   BENCH_OUT, BENCH_SERVER_BIN, BENCH_PORT (first of three node ports:
+#   default 18500), BENCH_NO_BUILD as in scripts/bench.sh
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$(pwd)
+bin=$root/target/release
+out=${BENCH_OUT:-$root/target/bench}/cluster
+server_bin=${BENCH_SERVER_BIN:-$bin/spades-server}
+load=$bin/spades-load
+base=${BENCH_DATABASE_URL:-postgres://postgres@127.0.0.1:5432/test}
+nats=${BENCH_NATS_URL:-nats://127.0.0.1:4222}
+only=${CLUSTER_ONLY:-"hop capacity failover"}
+tables=${CLUSTER_TABLES:-10000}
+hold=${CLUSTER_HOLD:-60}
+kills=${CLUSTER_KILLS:-20}
+rounds=${CLUSTER_ROUNDS:-3}
+lease=${CLUSTER_LEASE_MS:-5000}
+duration=${BENCH_DURATION:-20}
+port=${BENCH_PORT:-18500}
+mkdir -p "$out"
+say() { printf '\n== %s\n' "$*" >&2; }
+want() { case " $only " in *" $1 "*) return 0 ;; *) return 1 ;; esac; }
+
+if [ "${BENCH_NO_BUILD:-0}" != 1 ]; then
+  say "building (release)"
+  cargo build --release --locked -p spades-server -p spades-client >&2
+fi
+ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
+
+db=spades_bench_$$
+url="${base%/*}/$db"
+psql "$base" -qc "CREATE DATABASE $db" >/dev/null
+sql() { psql "$url" -tAqc "$1"; }
+
+declare -A node_pid
+pids=()
+cleanup() {
+  for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null || true; done
+  for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
+  psql "$base" -qc "DROP DATABASE IF EXISTS $db WITH (FORCE)" >/dev/null 2>&1 || true
+}
+trap cleanup EXIT INT TERM
+
+# start_node N: node nN on port+N-1, waits until it answers.
+start_node() {
+  local n=$1 p=$((port + $1 - 1))
+  SPADES_SERVER__BIND=127.0.0.1:$p \
+  SPADES_STORAGE__DATABASE_URL=$url \
+  SPADES_CLUSTER__NATS_URL=$nats \
+  SPADES_CLUSTER__NODE_ID=n$n \
+  SPADES_CLUSTER__LEASE_MS=$lease \
+  SPADES_CLUSTER__SUBJECT_PREFIX=bench$$ \
+  SPADES_TABLES__BOT=rule \
+  SPADES_LIMITS__MAX_TABLES=1000000 \
+  SPADES_LIMITS__MAX_CONNECTIONS=1000000 \
+  SPADES_LIMITS__MESSAGES_PER_10S=1000000000 \
+  SPADES_LIMITS__TABLES_PER_MINUTE_PER_IP=1000000000 \
+  SPADES_LIMITS__CONNECTIONS_PER_MINUTE_PER_IP=1000000000 \
+  SPADES_LIMITS__CONNECTIONS_PER_IP=0 \
+  SPADES_LIMITS__REQUESTS_PER_MINUTE_PER_IP=0 \
+  SPADES_LIMITS__CONNECTIONS_PER_SEAT=16 \
+  SPADES_LOG__FILTER=warn \
+    "$server_bin" >>"$out/node-$n.log" 2>&1 &
+  node_pid[$n]=$!
+  pids+=("$!")
+  for _ in $(seq 1 300); do
+    if curl -sf "http://127.0.0.1:$p/readyz" >/dev/null 2>&1; then return 0; fi
+    if ! kill -0 "${node_pid[$n]}" 2>/dev/null; then
+      echo "node n$n did not start; see $out/node-$n.log" >&2; tail "$out/node-$n.log" >&2; exit 1
+    fi
+    sleep 0.1
+  done
+  echo "node n$n did not answer" >&2; exit 1
+}
+stop_nodes() {
+  for n in 1 2 3; do kill "${node_pid[$n]}" 2>/dev/null || true; done
+  for n in 1 2 3; do wait "${node_pid[$n]}" 2>/dev/null || true; done
+  sql "UPDATE tables SET closed_at = 0 WHERE closed_at IS NULL" >/dev/null
+}
+node_url() { echo "http://127.0.0.1:$((port + $1 - 1))"; }
+all_urls="$(node_url 1),$(node_url 2),$(node_url 3)"
+
+# loads OUT-PREFIX TABLES-EACH THINK-MS SECONDS [extra args]: one load
+# generator per node, at once; each writes OUT-PREFIX-N.json.
+loads() {
+  local prefix=$1 each=$2 think=$3 secs=$4; shift 4
+  local lp=()
+  for n in 1 2 3; do
+    "$load" run --url "$(node_url "$n")" --server-pid "${node_pid[$n]}" --tables "$each" \
+      --think-ms "$think" --warmup 5 --duration "$secs" --json-out "$prefix-$n.json" "$@" \
+      >"$prefix-$n.txt" 2>&1 &
+    lp+=("$!")
+  done
+  for p in "${lp[@]}"; do wait "$p" || echo "(a load generator reported failures)" >&2; done
+}
+
+num() { grep -m1 "\"$2\":" "$1" | sed 's/.*: *//; s/,$//'; }
+# combine PREFIX: total actions/s, worst p50/p99, errors, total server CPU.
+combine() {
+  python3 - "$1" <<'EOF'
+import json, sys, glob
+reports = [json.load(open(f)) for f in sorted(glob.glob(sys.argv[1] + "-[123].json"))]
+def get(r, *keys):
+    for k in keys:
+        if isinstance(r, dict) and k in r:
+            r = r[k]
+        else:
+            return None
+    return r
+actions = sum((get(r, "actions_per_s") or 0) for r in reports)
+p50 = max((get(r, "latency_ms", "p50") or 0) for r in reports)
+p99 = max((get(r, "latency_ms", "p99") or 0) for r in reports)
+p999 = max((get(r, "latency_ms", "p999") or 0) for r in reports)
+errors = sum((get(r, "errors") or 0) for r in reports)
+disconnects = sum((get(r, "disconnects") or 0) for r in reports)
+failures = sum((get(r, "setup_failures") or 0) for r in reports)
+cpu = sum((get(r, "server_cpu_pct") or 0) for r in reports)
+conns = sum((get(r, "connections") or 0) for r in reports)
+rss = sum((get(r, "server_rss_kib") or 0) for r in reports)
+print(json.dumps({"connections": conns, "actions_per_s": round(actions, 1), "p50_ms": round(p50, 2),
+                  "p99_ms": round(p99, 2), "p999_ms": round(p999, 2), "errors": errors,
+                  "disconnects": disconnects, "setup_failures": failures,
+                  "server_cpu_pct_sum": round(cpu, 1), "server_rss_mib_sum": round(rss / 1024, 1),
+                  "processes": len(reports)}))
+EOF
+}
+
+for n in 1 2 3; do start_node "$n"; done
+
+if want hop; then
+  for r in $(seq 1 "$rounds"); do
+    say "hop, round $r of $rounds: 200 tables (3 × 67), think 0, ${duration} s, seats on the owner"
+    loads "$out/hop-local-$r" 67 0 "$duration"
+    combine "$out/hop-local-$r" >"$out/hop-local-$r.sum.json"; cat "$out/hop-local-$r.sum.json" >&2
+    say "hop, round $r of $rounds: the same, each table's seats spread over the three nodes"
+    loads "$out/hop-spread-$r" 67 0 "$duration" --seat-urls "$all_urls"
+    combine "$out/hop-spread-$r" >"$out/hop-spread-$r.sum.json"; cat "$out/hop-spread-$r.sum.json" >&2
+  done
+fi
+
+if want capacity; then
+  each=$(( (tables + 2) / 3 ))
+  say "capacity: $tables tables ($each per load generator and node), think 1 s, held ${hold} s"
+  loads "$out/capacity" "$each" 1000 "$hold" --ramp 150
+  combine "$out/capacity" >"$out/capacity.sum.json"; cat "$out/capacity.sum.json" >&2
+  for n in 1 2 3; do
+    echo "n$n: $(sql "SELECT count(*) FROM tables WHERE owner_node = 'n$n' AND finished_at IS NULL AND closed_at IS NULL") tables" >&2
+  done
+fi
+
+if want failover; then
+  say "failover: $kills kills of one node under load (300 tables at think 1 s), lease $lease ms"
+  : >"$out/failover.txt"
+  lp=()
+  for n in 1 2 3; do
+    "$load" run --url "$(node_url "$n")" --tables 100 --think-ms 1000 --warmup 5 \
+      --duration $((kills * (lease / 1000 + 12) + 30)) --json-out "$out/failover-load-$n.json" \
+      --seat-urls "$all_urls" >"$out/failover-load-$n.txt" 2>&1 &
+    lp+=("$!")
+  done
+  sleep 15
+  for k in $(seq 1 "$kills"); do
+    n=$(( (k - 1) % 3 + 1 ))
+    ids=$(sql "SELECT string_agg(quote_literal(id), ',') FROM tables WHERE owner_node = 'n$n' AND finished_at IS NULL AND closed_at IS NULL AND seed IS NOT NULL")
+    [ -n "$ids" ] || { echo "node n$n owns no table in play: skipped" >&2; continue; }
+    kill_ms=$(sql "SELECT spades_now_ms()")
+    kill -9 "${node_pid[$n]}"; wait "${node_pid[$n]}" 2>/dev/null || true
+    # Each table's first accepted action after the kill (or none within 30 s).
+    for _ in $(seq 1 300); do
+      left=$(sql "SELECT count(*) FROM tables t WHERE t.id IN ($ids) AND t.finished_at IS NULL AND NOT EXISTS \
+                  (SELECT 1 FROM actions a WHERE a.table_id = t.id AND a.at > $kill_ms)")
+      [ "$left" = 0 ] && break
+      sleep 0.1
+    done
+    sql "SELECT min(a.at) - $kill_ms FROM tables t JOIN actions a ON a.table_id = t.id AND a.at > $kill_ms \
+         WHERE t.id IN ($ids) GROUP BY t.id" >>"$out/failover.txt"
+    moved=$(sql "SELECT count(*) FROM tables WHERE id IN ($ids)")
+    echo "kill $k (n$n): $moved tables, $left without a move after 30 s" >&2
+    start_node "$n"
+    sleep 5
+  done
+  for p in "${lp[@]}"; do wait "$p" || true; done
+  python3 - "$out/failover.txt" >"$out/failover.sum.json" <<'EOF'
+import json, sys
+ms = sorted(int(l) for l in open(sys.argv[1]) if l.strip())
+pick = lambda q: ms[min(len(ms) - 1, int(q * len(ms)))] if ms else None
+print(json.dumps({"tables_moved": len(ms), "p50_ms": pick(0.5), "p99_ms": pick(0.99), "max_ms": ms[-1] if ms else None}))
+EOF
+  cat "$out/failover.sum.json" >&2
+  # No fork and no lost acknowledged action: every table's log replays
+  # (the server refuses a log that does not); count refusals in the logs.
+  grep -h "does not replay\|could not be restored" "$out"/node-*.log | sort | uniq -c >&2 || echo "no table failed to replay" >&2
+fi
+
+stop_nodes
+say "cluster figures in $out (*.sum.json)"
