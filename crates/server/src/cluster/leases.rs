@@ -177,6 +177,13 @@ async fn drain(cluster: &Arc<Cluster>) {
     while tables.iter().any(|(_, h)| !h.is_closed()) && Instant::now() < deadline {
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
+    // Every frame of the stopped tables (the last acks among them) is sent
+    // to the relaying nodes before the tables move: what a relay hears
+    // answered is not sent again to the new owner.
+    while cluster.forwarders.load(Ordering::Relaxed) > 0 && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    let _ = cluster.nats.flush().await;
     let ids: Vec<Uuid> = tables.iter().map(|(id, _)| *id).collect();
     match cluster.leases.release(&cluster.node, &ids).await {
         Ok(n) => info!(tables = n, "handed the tables over"),

@@ -80,6 +80,9 @@ pub struct Cluster {
     draining: AtomicBool,
     /// Wakes the claim loop (another node handed tables over).
     claim_now: tokio::sync::Notify,
+    /// Forwarders still sending frames to relaying nodes (a drain waits
+    /// for them, so that every answer is out before the tables move).
+    forwarders: AtomicUsize,
 }
 
 impl Cluster {
@@ -146,6 +149,7 @@ impl Cluster {
             live_nodes: AtomicUsize::new(1),
             draining: AtomicBool::new(false),
             claim_now: tokio::sync::Notify::new(),
+            forwarders: AtomicUsize::new(0),
         }))
     }
 

@@ -191,6 +191,7 @@ async fn attach(
     // the relaying node; when the table lets go, that node is told.
     let c = Arc::clone(cluster);
     let subject = cluster.subjects.frames(&origin);
+    cluster.forwarders.fetch_add(1, Ordering::Relaxed);
     tokio::spawn(async move {
         while let Some(frame) = frames.recv().await {
             let msg = wire::frame_message(FrameKind::Frame, conn, epoch, frame.as_bytes());
@@ -199,14 +200,15 @@ async fn attach(
             }
         }
         c.remote.remove_if(&(origin.clone(), conn), |_, r| r.local == local);
-        if replaced.load(Ordering::Relaxed) {
-            // The connection attached again: that attachment speaks for it.
-            return;
+        // Unless the connection attached again (that attachment speaks for
+        // it now), its relay hears why the frames stopped: a table stopped
+        // here (a lost lease, a drain) runs on elsewhere.
+        if !replaced.load(Ordering::Relaxed) {
+            let kind = if handle.stopped() { FrameKind::Moved } else { FrameKind::Released };
+            let msg = wire::frame_message(kind, conn, epoch, b"");
+            let _ = c.nats.publish(c.subjects.frames(&origin), msg.into()).await;
         }
-        // A table stopped here (a lost lease, a drain) runs on elsewhere.
-        let kind = if handle.stopped() { FrameKind::Moved } else { FrameKind::Released };
-        let msg = wire::frame_message(kind, conn, epoch, b"");
-        let _ = c.nats.publish(c.subjects.frames(&origin), msg.into()).await;
+        c.forwarders.fetch_sub(1, Ordering::Relaxed);
     });
     Reply::Attached { role: WireRole::from(attached.role), again: WireAttach::from(attached.again), epoch }
 }

@@ -25,7 +25,7 @@ use tracing::{debug, info, warn};
 use uuid::Uuid;
 
 use super::Cluster;
-use super::wire::{self, FrameKind, Reply, Request, WireAttach};
+use super::wire::{self, FrameKind, Reply, Request, WireAct, WireAttach};
 use crate::app::AppState;
 use crate::storage::Owner;
 use crate::table::{Attach, Attached, ConnId, Outbox, TableCommand, TableHandle};
@@ -54,7 +54,15 @@ pub(super) struct Link {
     /// Frames of older owners (lower epochs) are dropped.
     epoch: u64,
     events: mpsc::UnboundedSender<Event>,
+    /// The connection's actions sent to a remote owner and not answered yet.
+    pending: Pending,
 }
+
+/// Actions forwarded to a remote owner and not yet answered (`ack` or
+/// `error` with their request id): when the table moves they are sent to
+/// the new owner, so a move made while the table changes hands is neither
+/// lost nor answered with an error.
+type Pending = Arc<std::sync::Mutex<Vec<(u32, WireAct)>>>;
 
 /// Something the relay must act on besides its connections' commands.
 #[derive(Debug)]
@@ -82,6 +90,7 @@ enum Target {
 struct Carried {
     outbox: Outbox,
     again: Attach,
+    pending: Pending,
 }
 
 /// The relay for `table`, started if needed; `None` when no node has the
@@ -170,9 +179,10 @@ impl Relay {
     async fn command(&mut self, cmd: TableCommand) {
         match cmd {
             TableCommand::Attach { conn, outbox, how, req, quiet, reply } => {
-                let attached = self.attach(conn, &outbox, how, req, quiet).await;
+                let pending = Pending::default();
+                let attached = self.attach(conn, &outbox, how, req, quiet, &pending).await;
                 if let Some(a) = &attached {
-                    self.conns.insert(conn, Carried { outbox, again: a.again.clone() });
+                    self.conns.insert(conn, Carried { outbox, again: a.again.clone(), pending });
                 }
                 let _ = reply.send(attached);
             }
@@ -181,13 +191,13 @@ impl Relay {
                     let _ = h.send(TableCommand::Act { conn, req, act }).await;
                 }
                 Some(Target::Remote { node, .. }) => {
-                    let msg = Request::Act {
-                        table: self.table,
-                        origin: self.cluster.origin.clone(),
-                        conn,
-                        req,
-                        act: act.into(),
-                    };
+                    let act = WireAct::from(act);
+                    if let (Some(r), Some(c)) = (req, self.conns.get(&conn))
+                        && let Ok(mut p) = c.pending.lock()
+                    {
+                        p.push((r, act.clone()));
+                    }
+                    let msg = Request::Act { table: self.table, origin: self.cluster.origin.clone(), conn, req, act };
                     self.publish(node, &msg).await;
                 }
                 None => {
@@ -301,11 +311,27 @@ impl Relay {
             return;
         };
         self.target = Some(target);
-        let conns: Vec<(ConnId, Outbox, Attach)> =
-            self.conns.iter().map(|(id, c)| (*id, c.outbox.clone(), c.again.clone())).collect();
+        let conns: Vec<(ConnId, Outbox, Attach, Pending)> = self
+            .conns
+            .iter()
+            .map(|(id, c)| (*id, c.outbox.clone(), c.again.clone(), Arc::clone(&c.pending)))
+            .collect();
         info!(table_id = %self.table, connections = conns.len(), "the table moved: attaching again");
-        for (conn, outbox, again) in conns {
-            if self.attach(conn, &outbox, again, None, true).await.is_none() {
+        for (conn, outbox, again, pending) in conns {
+            if self.attach(conn, &outbox, again, None, true, &pending).await.is_some() {
+                // What the old owner never answered goes to the new one.
+                let unanswered = pending.lock().map(|p| p.clone()).unwrap_or_default();
+                for (req, act) in unanswered {
+                    let cmd = TableCommand::Act { conn, req: Some(req), act: act.clone().into() };
+                    self.command(cmd).await;
+                    if let Ok(mut p) = pending.lock() {
+                        // `command` recorded it again if it went remote.
+                        if let Some(i) = p.iter().position(|(r, _)| *r == req) {
+                            p.remove(i);
+                        }
+                    }
+                }
+            } else {
                 warn!(table_id = %self.table, conn, "a relayed connection could not attach to the table's new owner");
                 self.conns.remove(&conn);
                 self.cluster.links.remove(&conn);
@@ -350,6 +376,7 @@ impl Relay {
         how: Attach,
         req: Option<u32>,
         quiet: bool,
+        pending: &Pending,
     ) -> Option<Attached> {
         let deadline = Instant::now() + MOVE_WAIT;
         while Instant::now() < deadline && !self.state.shutdown.is_cancelled() {
@@ -382,7 +409,12 @@ impl Relay {
                 Target::Remote { node, epoch } => {
                     self.cluster
                         .links
-                        .insert(conn, Link { outbox: outbox.clone(), epoch, events: self.events_tx.clone() });
+                        .insert(conn, Link {
+                            outbox: outbox.clone(),
+                            epoch,
+                            events: self.events_tx.clone(),
+                            pending: Arc::clone(pending),
+                        });
                     let msg = Request::Attach {
                         table: self.table,
                         origin: self.cluster.origin.clone(),
@@ -418,6 +450,22 @@ impl Relay {
         }
         let _ = outbox.try_send(moving_error(req));
         None
+    }
+}
+
+/// Clears the pending action an `ack` or `error` frame answers.
+fn answered(pending: &Pending, frame: &str) {
+    if !(frame.starts_with("{\"type\":\"ack\"") || frame.starts_with("{\"type\":\"error\"")) {
+        return;
+    }
+    #[derive(serde::Deserialize)]
+    struct Answer {
+        req: Option<u32>,
+    }
+    if let Ok(Answer { req: Some(req) }) = serde_json::from_str::<Answer>(frame)
+        && let Ok(mut p) = pending.lock()
+    {
+        p.retain(|(r, _)| *r != req);
     }
 }
 
@@ -470,6 +518,7 @@ pub(super) async fn serve_frames(cluster: &Arc<Cluster>) -> anyhow::Result<()> {
                     let Ok(frame) = axum::extract::ws::Utf8Bytes::try_from(msg.payload.slice(at..)) else {
                         continue;
                     };
+                    answered(&link.pending, frame.as_str());
                     if let Err(mpsc::error::TrySendError::Full(_)) = link.outbox.try_send(frame) {
                         let _ = link.events.send(Event::TooSlow(conn));
                     }

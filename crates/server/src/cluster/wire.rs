@@ -102,6 +102,13 @@ pub(crate) enum WireAct {
     Seed { seed: spades_engine::ClientSeed },
 }
 
+/// As [`Act`]'s: owner tokens are never printed.
+impl std::fmt::Debug for WireAct {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Debug::fmt(&Act::from(self.clone()), f)
+    }
+}
+
 impl From<Act> for WireAct {
     fn from(a: Act) -> WireAct {
         match a {

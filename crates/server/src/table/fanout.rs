@@ -90,7 +90,9 @@ impl Table {
         message: impl Into<String>,
     ) {
         crate::metrics::error(code);
-        self.send_to(conn, &ServerMessage::Error { req, code, message: message.into() });
+        let message = message.into();
+        tracing::debug!(conn, ?req, ?code, %message, seq = self.seq, "refused");
+        self.send_to(conn, &ServerMessage::Error { req, code, message });
     }
 
     /// Refuses an attach: the connection is not in the table's list yet.

@@ -234,6 +234,7 @@ impl Table {
             return Err(NotApplied::Storage);
         }
         let Some(m) = self.game.as_mut() else { return Err(NotApplied::Illegal) };
+        debug!(%seat, ?action, ?source, index = record.index, conn = ?ack.map(|a| a.0), "move stored");
         let hand_before = m.hand_number();
         if m.apply(seat, action).is_err() {
             return Err(NotApplied::Illegal);

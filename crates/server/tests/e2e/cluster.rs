@@ -216,11 +216,10 @@ async fn drive(
             at += 1;
             continue;
         }
-        // The turn last acted on: (epoch, hand, moves made). A turn is
-        // played once, and again only when it is offered on a new
-        // connection or by a new owner (`seq >> 32` grew): the move was
-        // then lost with the old one, unacknowledged, as a client sees it.
-        let mut acted_on: Option<(u64, u16, usize)> = None;
+        // The turn last acted on: (hand, moves made). A turn is played
+        // once per connection: a move sent while the table changes hands
+        // is carried to the new owner, and answered from there.
+        let mut acted_on: Option<(u16, usize)> = None;
         loop {
             let frame = tokio::time::timeout(Duration::from_secs(15), ws.next()).await;
             let text = match frame {
@@ -239,7 +238,7 @@ async fn drive(
                 }
             };
             match serde_json::from_str::<ServerMessage>(&text).unwrap() {
-                ServerMessage::View { view, seq } => {
+                ServerMessage::View { view, .. } => {
                     if view.phase == TablePhase::Finished {
                         out.last = Some(*view);
                         return out;
@@ -248,7 +247,7 @@ async fn drive(
                     let made = g.tricks.len() * 4
                         + g.trick.plays().count()
                         + g.bids.iter().filter(|(_, b)| b.is_some()).count();
-                    let turn = (seq >> 32, g.hand_number, made);
+                    let turn = (g.hand_number, made);
                     if g.turn.is_some()
                         && g.turn == view.you
                         && acted_on != Some(turn)
