@@ -13,7 +13,11 @@
 import path from 'node:path';
 import { after, before, describe } from 'node:test';
 import { ARTIFACTS, launchBrowser, startStack } from './lib/harness.mjs';
+import { a11yTests } from './tests/a11y.test.mjs';
+import { alertTests } from './tests/alerts.test.mjs';
 import { assetTests } from './tests/assets.test.mjs';
+import { historyTests } from './tests/history.test.mjs';
+import { layoutTests } from './tests/layout.test.mjs';
 import { lobbyTests } from './tests/lobby.test.mjs';
 import { playTests } from './tests/play.test.mjs';
 import { PRESENCE_ENV, presenceTests } from './tests/presence.test.mjs';
@@ -53,5 +57,9 @@ describe('Spades web client in Chromium', { timeout: 300_000 }, () => {
   playTests(suite);
   presenceTests(suite);
   timeoutTests(suite);
+  layoutTests(suite);
+  a11yTests(suite);
+  alertTests(suite);
+  historyTests(suite);
   restartTests(suite);
 });

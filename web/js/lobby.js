@@ -1,6 +1,6 @@
 // The lobby: the player's name, the open tables and the create form.
 
-import { createTable, listTables } from './api.js';
+import { createTable, listMatches, listTables } from './api.js';
 import { h, replace, announce } from './dom.js';
 import {
   MATCH_END_CHOICES, OPTION_MENUS, PHASE_NAME, SEATS, SEAT_NAME, num, optionChips, parseMatchEnd,
@@ -136,7 +136,7 @@ export function mountLobby(root, go) {
         h('span', { class: 'seat-dir' }, SEAT_NAME[s.seat]),
         empty
           ? (inLobby && !mine
-            ? h('button', { type: 'button', class: 'btn btn-small btn-sit', onclick: () => sit(s.seat), 'aria-label': `Sit at ${SEAT_NAME[s.seat]}, ${t.name}` }, 'Sit here')
+            ? h('button', { type: 'button', class: 'btn btn-small btn-sit', onclick: () => sit(s.seat) }, 'Sit here', h('span', { class: 'sr-only' }, ` at ${SEAT_NAME[s.seat]}, ${t.name}`))
             : h('span', { class: 'muted' }, 'open'))
           : h('span', { class: 'seat-who' }, s.name, s.kind === 'bot' ? ' (bot)' : ''),
       );
@@ -163,6 +163,33 @@ export function mountLobby(root, go) {
         ),
       ),
     );
+  }
+
+  // Finished matches, from the event log: they outlive a restart, unlike
+  // the tables in memory.
+  const recent = h('ul', { class: 'recent-list', id: 'recent-list' });
+  const recentNote = h('p', { class: 'muted list-note' }, 'Loading…');
+  let recentShown = null;
+  async function refreshRecent() {
+    try {
+      const matches = (await listMatches(10)).filter((m) => m.finished && m.hands_played > 0);
+      if (!alive) return;
+      const sig = JSON.stringify(matches);
+      if (sig === recentShown) return;
+      recentShown = sig;
+      replace(recent, matches.map((m) => {
+        const [ns, ew] = m.scores;
+        const players = (a, b) => `${m.seats[a]?.name || SEAT_NAME[SEATS[a]]} & ${m.seats[b]?.name || SEAT_NAME[SEATS[b]]}`;
+        return h('li', { class: 'recent-item', dataset: { table: m.table } },
+          h('div', { class: 'recent-text' },
+            h('span', { class: 'recent-name' }, m.name),
+            h('span', { class: 'muted small' }, `${players(0, 2)} ${num(ns)} – ${num(ew)} ${players(1, 3)} · ${m.hands_played} hand${m.hands_played === 1 ? '' : 's'}`)),
+          h('a', { class: 'btn btn-plain btn-small btn-replay', href: `#/replay/${m.table}` }, 'Replay', h('span', { class: 'sr-only' }, ` ${m.name}`)));
+      }));
+      recentNote.textContent = matches.length ? '' : 'No finished match yet.';
+    } catch (err) {
+      if (alive) recentNote.textContent = `Could not load the matches (${err.message}).`;
+    }
   }
 
   let shown = null;
@@ -194,6 +221,7 @@ export function mountLobby(root, go) {
       if (!alive) return;
       listNote.textContent = `Could not load the tables (${err.message}). Retrying…`;
     }
+    refreshRecent();
     if (alive) timer = setTimeout(refresh, REFRESH_MS);
   }
 
@@ -215,11 +243,15 @@ export function mountLobby(root, go) {
         h('section', { class: 'panel tables-panel', 'aria-labelledby': 'tables-h' },
           h('div', { class: 'panel-head' }, h('h2', { id: 'tables-h' }, 'Tables'), refreshBtn),
           listNote, list),
-        h('section', { class: 'panel create-panel', 'aria-labelledby': 'create-h' },
-          // The full options fold away: most players want the defaults.
-          h('details', { class: 'create-details', id: 'create-details' },
-            h('summary', {}, h('h2', { id: 'create-h' }, 'New table with your own rules')),
-            form)),
+        h('div', { class: 'lobby-side' },
+          h('section', { class: 'panel create-panel', 'aria-labelledby': 'create-h' },
+            // The full options fold away: most players want the defaults.
+            h('details', { class: 'create-details', id: 'create-details' },
+              h('summary', {}, h('h2', { id: 'create-h' }, 'New table with your own rules')),
+              form)),
+          h('section', { class: 'panel recent-panel', 'aria-labelledby': 'recent-h' },
+            h('h2', { id: 'recent-h' }, 'Recent matches'),
+            recentNote, recent)),
       ),
     ),
   );
