@@ -194,6 +194,7 @@ mod tests {
             last_action: None,
             server_time: 1,
             autopilot_after: 3,
+            rematch: None,
         };
         serde_json::to_string(&ServerMessage::View { seq: 7, view: Box::new(view) }).unwrap()
     }

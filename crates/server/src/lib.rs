@@ -6,11 +6,13 @@
 #![forbid(unsafe_code)]
 
 pub mod app;
+pub mod chat;
 pub mod config;
 pub mod error;
 pub mod metrics;
 pub mod openapi;
 pub mod record;
+pub mod rematch;
 pub mod rest;
 pub mod restore;
 pub mod storage;

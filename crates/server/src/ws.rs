@@ -172,6 +172,8 @@ struct Connection {
     released_full: Option<bool>,
     /// How long one write may take.
     write_timeout: Duration,
+    /// This connection's chat rate.
+    chat: crate::chat::ChatLimiter,
 }
 
 /// How the connection goes on, or why it ends.
@@ -276,6 +278,7 @@ impl Connection {
             window: (Instant::now(), 0),
             released_full: None,
             write_timeout,
+            chat: crate::chat::ChatLimiter::default(),
         }
     }
 
@@ -520,12 +523,33 @@ impl Connection {
                 return self.reply(socket, &ServerMessage::Ack { req }).await;
             }
             ClientMessage::Closing => Act::Closing,
+            ClientMessage::Chat { text } => match self.chat.admit(&text, Instant::now()) {
+                Ok(text) => Act::Chat(text),
+                Err(r) => return self.reply(socket, &error(req, r.code, &r.message)).await,
+            },
+            ClientMessage::Rematch { ready } => Act::Rematch(ready),
+            ClientMessage::StartRematch { owner_token } => {
+                let Some((table, _)) = self.table.clone() else {
+                    let err = error(req, ErrorCode::NotAttached, "join, resume or watch a table first");
+                    return self.reply(socket, &err).await;
+                };
+                crate::rematch::start(&self.state, &table, self.id, req, owner_token).await;
+                return Flow::Continue;
+            }
         };
         let Some((table, _)) = &self.table else {
             let err = error(req, ErrorCode::NotAttached, "join, resume or watch a table first");
             return self.reply(socket, &err).await;
         };
         let table = table.clone();
+        if matches!(act, Act::Chat(_)) {
+            // Chat never waits for room in the table's queue.
+            if !table.try_send(TableCommand::Act { conn: self.id, req, act }) {
+                let err = error(req, ErrorCode::Capacity, "the table is busy: the message was not sent");
+                return self.reply(socket, &err).await;
+            }
+            return Flow::Continue;
+        }
         self.to_table(&table, TableCommand::Act { conn: self.id, req, act }).await.unwrap_or(Flow::Continue)
     }
 
@@ -626,6 +650,9 @@ const MESSAGE_FIELDS: &[(&str, &[Field])] = &[
     ("leave", &[]),
     ("closing", &[]),
     ("ping", &[]),
+    ("chat", &[("text", true, TEXT)]),
+    ("rematch", &[("ready", false, "true or false")]),
+    ("start_rematch", &[("owner_token", true, TEXT)]),
 ];
 const TABLE_ID: &str = "a table id (a UUID such as \"67e55044-10b1-426f-9247-bb680e5fe0c8\")";
 const TEXT: &str = "a string";
@@ -697,6 +724,7 @@ fn read_frame(text: &str) -> Result<ClientFrame, Refusal> {
                 "seat" => Option::<spades_engine::Seat>::deserialize(v).is_ok(),
                 "bid" => u8::deserialize(v).is_ok(),
                 "card" => spades_engine::Card::deserialize(v).is_ok(),
+                "ready" => v.is_boolean(),
                 _ => v.is_string(),
             },
         };

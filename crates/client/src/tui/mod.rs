@@ -557,6 +557,11 @@ impl App {
                 self.error(message);
             }
             Event::Pong { .. } => {}
+            Event::Chat { name, text, .. } => {
+                // The server refuses control characters; a terminal is kept safe anyway.
+                let text: String = text.chars().filter(|c| !c.is_control()).collect();
+                self.info(format!("{name}: {text}"));
+            }
             Event::Disconnected { reason, attempt, retry_in } => {
                 t.link = Link::Reconnecting { attempt, at_ms: now + retry_in.as_millis() as u64, reason };
             }

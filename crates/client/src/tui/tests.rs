@@ -50,6 +50,7 @@ fn view_of(m: Option<&Match>, you: Seat, server_time: u64) -> TableView {
         last_action: None,
         server_time,
         autopilot_after: 3,
+        rematch: None,
     }
 }
 

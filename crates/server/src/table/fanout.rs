@@ -59,7 +59,7 @@ pub(super) fn empty_status(id: Uuid) -> TableStatus {
 impl Table {
     /// Queues `frame` for `conn`; a full or closed outbox marks the
     /// connection to be dropped.
-    fn queue(&mut self, conn: ConnId, outbox_index: usize, frame: Utf8Bytes) {
+    pub(super) fn queue(&mut self, conn: ConnId, outbox_index: usize, frame: Utf8Bytes) {
         match self.conns[outbox_index].outbox.try_send(frame) {
             Ok(()) => {}
             Err(TrySendError::Full(_)) => {
@@ -174,6 +174,7 @@ impl Table {
             last_action: self.last_action,
             server_time: now_ms,
             autopilot_after: self.settings.autopilot_after,
+            rematch: self.rematch_view(),
         };
         match serde_json::to_string(&ServerMessage::View { seq: self.seq, view: Box::new(view) }) {
             Ok(s) => Some(Utf8Bytes::from(s)),
