@@ -16,11 +16,13 @@ import { ARTIFACTS, launchBrowser, startStack } from './lib/harness.mjs';
 import { a11yTests } from './tests/a11y.test.mjs';
 import { alertTests } from './tests/alerts.test.mjs';
 import { assetTests } from './tests/assets.test.mjs';
+import { chatTests } from './tests/chat.test.mjs';
 import { historyTests } from './tests/history.test.mjs';
 import { layoutTests } from './tests/layout.test.mjs';
 import { lobbyTests } from './tests/lobby.test.mjs';
 import { playTests } from './tests/play.test.mjs';
 import { PRESENCE_ENV, presenceTests } from './tests/presence.test.mjs';
+import { rematchTests } from './tests/rematch.test.mjs';
 import { restartTests } from './tests/restart.test.mjs';
 import { timeoutTests } from './tests/timeouts.test.mjs';
 
@@ -61,5 +63,7 @@ describe('Spades web client in Chromium', { timeout: 300_000 }, () => {
   a11yTests(suite);
   alertTests(suite);
   historyTests(suite);
+  chatTests(suite);
+  rematchTests(suite);
   restartTests(suite);
 });

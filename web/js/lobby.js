@@ -54,6 +54,7 @@ export function mountLobby(root, go) {
     ['Target score', 'Fixed number of hands'].map((group) => h('optgroup', { label: group },
       MATCH_END_CHOICES.filter((c) => c.group === group).map((c) => h('option', { value: c.value, selected: c.value === 'target:500' }, c.label)))));
   const mercy = h('input', { id: 'opt-mercy', name: 'mercy', type: 'checkbox' });
+  const spectatorChat = h('input', { id: 'opt-spectator-chat', name: 'spectator_chat', type: 'checkbox' });
   const formError = h('p', { class: 'field-error', role: 'alert' });
   const createBtn = h('button', { type: 'submit', class: 'btn btn-primary', id: 'create-table' }, 'Create table and sit down');
   const form = h('form', { class: 'create-form', id: 'create-form', novalidate: true },
@@ -68,6 +69,8 @@ export function mountLobby(root, go) {
     h('div', { class: 'field field-check' }, mercy,
       h('label', { for: 'opt-mercy' }, 'Mercy rule', h('small', { class: 'hint' }, 'a team at −200 or below loses at once'))),
     selectField('opt-tempo', 'Tempo', OPTION_MENUS.tempo, 'normal'),
+    h('div', { class: 'field field-check' }, spectatorChat,
+      h('label', { for: 'opt-spectator-chat' }, 'Spectators may chat', h('small', { class: 'hint' }, 'otherwise they only read the table\'s chat'))),
     selectField('opt-seat', 'Your seat', [{ value: '', label: 'First free seat' }, ...SEATS.map((s) => ({ value: s, label: SEAT_NAME[s] }))], ''),
     formError,
     createBtn,
@@ -87,6 +90,7 @@ export function mountLobby(root, go) {
         mercy: mercy.checked,
       },
       tempo: val('opt-tempo'),
+      spectator_chat: spectatorChat.checked,
     };
     const tableName = val('opt-name').trim() || `${name}'s table`;
     createBtn.disabled = true;

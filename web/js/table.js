@@ -4,6 +4,7 @@
 
 import { notificationsSupported, setNotify, turnAlert } from './alert.js';
 import { tableStatus } from './api.js';
+import { chatPanel } from './chat.js';
 import { cardFace, cardName, cardView, fullDeck, sortHand, winningIndex } from './cards.js';
 import { clockRing, mmss, remaining, serverNow, setRing, syncServerTime } from './clock.js';
 import { Connection } from './conn.js';
@@ -123,6 +124,8 @@ export function mountTable(root, tableId, intent, { setTitle }) {
 
   const offline = h('div', { class: 'offline-banner', id: 'offline-banner', role: 'alert', hidden: true });
   const lastTrickBtn = h('button', { type: 'button', class: 'btn btn-plain', id: 'btn-last-trick', onclick: () => showLastTrick() }, 'Last trick');
+  const chatCount = h('span', { class: 'chat-count', hidden: true });
+  const chatBtn = h('button', { type: 'button', class: 'btn btn-plain', id: 'btn-chat', 'aria-expanded': 'false', 'aria-controls': 'chat-panel', onclick: () => toggleChat() }, 'Chat', chatCount);
   const alertsBtn = h('button', { type: 'button', class: 'btn btn-plain', id: 'btn-alerts', onclick: () => showAlerts() }, 'Alerts');
   const sheetBtn = h('button', { type: 'button', class: 'btn btn-plain', id: 'btn-sheet', onclick: () => showSheet() }, 'Score sheet');
   const rulesBtn = h('button', { type: 'button', class: 'btn btn-plain', id: 'btn-rules', onclick: () => showRules() }, 'Rules');
@@ -130,11 +133,28 @@ export function mountTable(root, tableId, intent, { setTitle }) {
   const leaveBtn = h('button', { type: 'button', class: 'btn btn-danger-plain', id: 'btn-leave', hidden: true, onclick: () => leave() }, 'Leave');
   // At the top, so that neither the bid picker nor a phone's height can
   // push it out of sight.
-  const toolbar = h('nav', { class: 'toolbar', 'aria-label': 'Table' }, lastTrickBtn, sheetBtn, rulesBtn, alertsBtn, takeOverBtn, leaveBtn);
+  const toolbar = h('nav', { class: 'toolbar', 'aria-label': 'Table' }, lastTrickBtn, sheetBtn, rulesBtn, chatBtn, alertsBtn, takeOverBtn, leaveBtn);
 
   const dock = h('section', { class: 'dock', 'aria-label': 'Your hand and actions' },
     refusal, turnLine, bidPicker, handEl, watchNote);
-  const screen = h('div', { class: 'table-screen', dataset: { table: tableId } }, offline, toolbar, scorebar, felt, dock);
+  const chat = chatPanel({
+    tableId,
+    send: (text) => conn.request({ type: 'chat', text }),
+    onUnread(n) {
+      chatCount.hidden = n === 0;
+      setText(chatCount, n ? ` ${n}` : '');
+      chatCount.setAttribute('aria-label', `${n} new`);
+    },
+  });
+  function toggleChat() {
+    const open = chat.toggle();
+    chatBtn.setAttribute('aria-expanded', String(open));
+    if (!open) chatBtn.focus();
+  }
+  chat.panel.addEventListener('click', (e) => {
+    if (e.target.closest('.btn-icon')) chatBtn.setAttribute('aria-expanded', 'false');
+  });
+  const screen = h('div', { class: 'table-screen', dataset: { table: tableId } }, offline, toolbar, scorebar, felt, dock, chat.panel);
   replace(root, screen);
 
   // ---- connection ------------------------------------------------------
@@ -159,6 +179,11 @@ export function mountTable(root, tableId, intent, { setTitle }) {
       }
       st.notice = null;
       render();
+      // The rematch this browser asked for: start it as soon as it is here.
+      if (store.pendingStart(tableId) && store.owner(tableId)) {
+        store.setPendingStart(tableId, false);
+        ownerAction('start');
+      }
     },
     onAttachError(err, msg) {
       if (err.code === 'table_not_found') {
@@ -184,6 +209,9 @@ export function mountTable(root, tableId, intent, { setTitle }) {
       st.seq = msg.seq;
       syncServerTime(msg.view.server_time);
       onView(msg.view);
+    },
+    onChat(msg) {
+      chat.receive(msg);
     },
     onUnsolicitedError(err) {
       showRefusal(refusalText(err));
@@ -227,6 +255,8 @@ export function mountTable(root, tableId, intent, { setTitle }) {
     const pg = prev?.game;
     setTitle(view.name);
     alerts.refresh();
+    chat.update(view);
+    followRematch(view);
     // Everything to tell a screen reader about this change, said at once
     // (a second announcement would cut the first one off).
     const said = [];
@@ -873,7 +903,8 @@ export function mountTable(root, tableId, intent, { setTitle }) {
       }
     } else if (g?.result) {
       parts.push(h('p', { class: 'center-title result-headline' }, resultHeadline(g.result, v.you)),
-        h('button', { type: 'button', class: 'btn btn-primary', onclick: () => showMatchOver() }, 'Result and score sheet'));
+        h('button', { type: 'button', class: 'btn btn-plain', onclick: () => showMatchOver() }, 'Result and score sheet'));
+      parts.push(...rematchControls(v));
     } else if (g?.phase === 'bidding' && (!trick || !trick.cards.length)) {
       parts.push(h('p', { class: 'center-note' }, g.turn === v.you ? 'Your bid' : `${seatName(g.turn)} to bid`));
     }
@@ -885,6 +916,59 @@ export function mountTable(root, tableId, intent, { setTitle }) {
       centerMsg.dataset.sig = sig;
       if (focusedId && centerMsg.querySelector(`#${focusedId}`)) centerMsg.querySelector(`#${focusedId}`).focus();
     }
+  }
+
+  /** Who is ready for another match, and the buttons to get there. */
+  function rematchControls(v) {
+    const r = v.rematch;
+    if (!r || r.next_table) return [];
+    const seated = role() === 'seat';
+    const owner = store.owner(tableId);
+    const mine = seated ? r.ready[seatIndex(v.you)] : false;
+    const list = h('ul', { class: 'rematch-ready', id: 'rematch-ready', 'aria-label': 'Ready for a rematch' },
+      SEATS.map((seat, i) => h('li', { class: r.ready[i] ? 'ready' : 'waiting', dataset: { seat } },
+        `${seatName(seat)}: ${r.ready[i] ? 'ready' : 'not yet'}`)));
+    const out = [h('p', { class: 'center-note' }, 'Another match with the same seats and rules?'), list];
+    const buttons = [];
+    if (seated) {
+      buttons.push(h('button', { type: 'button', class: 'btn btn-plain', id: 'btn-ready', 'aria-pressed': String(mine), onclick: () => sendReady(!mine) },
+        mine ? 'Not ready' : 'Ready for a rematch'));
+    }
+    if (owner) {
+      const others = r.ready.every((x, i) => x || (seated && SEATS[i] === v.you));
+      buttons.push(h('button', { type: 'button', class: 'btn btn-primary', id: 'btn-rematch', disabled: !others, onclick: () => startRematch() }, 'Start the rematch'));
+    }
+    if (buttons.length) out.push(h('div', { class: 'owner-controls' }, buttons));
+    return out;
+  }
+
+  function sendReady(ready) {
+    conn.request({ type: 'rematch', ready }).then(() => clearRefusal(), (err) => showRefusal(refusalText(err)));
+  }
+
+  function startRematch() {
+    const owner = store.owner(tableId);
+    if (!owner) return;
+    conn.request({ type: 'start_rematch', owner_token: owner }).then(() => clearRefusal(), (err) => showRefusal(refusalText(err)));
+  }
+
+  /** The rematch has its table: take this browser's seat and owner token there. */
+  function followRematch(view) {
+    const next = view.rematch?.next_table;
+    if (!next || st.followed) return;
+    st.followed = true;
+    const seat = store.seat(tableId);
+    if (seat && role() === 'seat') store.setSeat(next, seat.token, seat.seat);
+    const owner = store.owner(tableId);
+    if (owner) {
+      store.setOwner(next, owner);
+      store.setPendingStart(next, true);
+    }
+    announce('The rematch is starting: to the new table.');
+    closeAllDialogs();
+    setTimeout(() => {
+      if (!st.gone) location.hash = `#/table/${next}`;
+    }, 0);
   }
 
   function renderTurnLine() {

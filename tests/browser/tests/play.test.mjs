@@ -27,7 +27,7 @@ export function playTests(suite) {
 
       const options = {
         match_end: 'target:300', nil: 'fifty', bag_penalty: 'five_for_fifty', failed_nil: 'count_for_partner',
-        spades_lead: 'any_time', tempo: 'relaxed', seat: 'south', mercy: true,
+        spades_lead: 'any_time', tempo: 'relaxed', seat: 'south', mercy: true, spectator_chat: true,
       };
       const id = await createFromLobby(page, { player: 'Ann', table: 'Browser test', options });
       // The server got exactly the options chosen in the form.
@@ -39,6 +39,7 @@ export function playTests(suite) {
           spades_lead: 'any_time', mercy: true,
         },
         tempo: 'relaxed',
+        spectator_chat: true,
       });
       assert.equal(await page.getAttribute('.seat.me', 'data-seat'), 'south');
       assert.equal(created.seats[2].name, 'Ann');
