@@ -219,7 +219,7 @@ fn cards_are_chosen_with_arrows_or_typed() {
     let Legal::Play { cards } = m.legal_moves() else { panic!("not playing") };
     let first_legal = hand.iter().position(|c| cards.contains(*c)).unwrap();
     assert_eq!(app.table().unwrap().cursor, first_legal);
-    assert!(text(&app).contains(&format!("[{}]", super::render::card_text(hand[first_legal]))));
+    assert!(text(&app).contains(&format!("[{}]", render::card_text(hand[first_legal]))));
     assert_eq!(key(&mut app, Key::Enter), vec![Effect::Send(Command::Play(hand[first_legal]))]);
     show(&mut app, 1, view_of(Some(&m), me, 1));
     key(&mut app, Key::Right);
@@ -435,7 +435,7 @@ fn suits_are_symbols_and_red_suits_are_red() {
     let lines = app.lines();
     let spans: Vec<_> = lines.iter().flat_map(|l| l.spans.iter()).collect();
     for card in hand {
-        let shown = super::render::card_text(card);
+        let shown = render::card_text(card);
         assert!(shown.ends_with(['♠', '♥', '♦', '♣']) && !shown.contains('T'), "{shown}");
         let span =
             spans.iter().find(|s| s.content.trim() == shown).unwrap_or_else(|| panic!("{shown} not shown"));
@@ -446,7 +446,7 @@ fn suits_are_symbols_and_red_suits_are_red() {
             "{shown}"
         );
     }
-    assert_eq!(super::render::card_text("TD".parse().unwrap()), "10♦");
+    assert_eq!(render::card_text("TD".parse().unwrap()), "10♦");
 }
 
 #[test]
