@@ -10,8 +10,9 @@ import { clockRing, mmss, remaining, serverNow, setRing, syncServerTime } from '
 import { Connection } from './conn.js';
 import { closeAllDialogs, closeDialog, confirmDialog, isOpen, showDialog } from './dialogs.js';
 import { announce, classes, h, icon, reconcile, replace, setText } from './dom.js';
+import { howToPlay } from './howto.js';
 import {
-  PHASE_NAME, SEATS, SEAT_NAME, TEAM_NAME, TEAMS, matchEndText, num, optionSentences, partnerOf, seatIndex,
+  PHASE_NAME, SEATS, SEAT_NAME, TEAM_NAME, TEAMS, matchEndText, num, partnerOf, seatIndex,
 } from './rules.js';
 import { handScoring, handSummary, resultDetail, resultHeadline, scoreSheet } from './scoring.js';
 import { store } from './store.js';
@@ -490,8 +491,9 @@ export function mountTable(root, tableId, intent, { setTitle }) {
     if (!v) return;
     showDialog({
       id: 'rules',
-      title: 'Table rules',
-      body: h('dl', { class: 'rules-list' }, optionSentences(v.options).flatMap(([k, val]) => [h('dt', {}, k), h('dd', {}, val)])),
+      className: 'dialog-wide',
+      title: 'How to play at this table',
+      body: howToPlay(v.options),
     });
   }
 
