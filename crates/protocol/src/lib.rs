@@ -894,6 +894,33 @@ mod tests {
     }
 
     #[test]
+    fn chat_and_rematch_have_stable_forms() {
+        let chat = ServerMessage::Chat {
+            from: Some(Seat::North),
+            name: "Ann".into(),
+            text: "<b>gg</b>".into(),
+            at: 5,
+        };
+        assert_eq!(
+            serde_json::to_string(&chat).unwrap(),
+            r#"{"type":"chat","from":"north","name":"Ann","text":"<b>gg</b>","at":5}"#
+        );
+        let r = Rematch { ready: [true, false, true, true], next_table: None };
+        assert_eq!(
+            serde_json::to_string(&r).unwrap(),
+            r#"{"ready":[true,false,true,true],"next_table":null}"#
+        );
+        let ready: ClientFrame = serde_json::from_str(r#"{"type":"rematch"}"#).unwrap();
+        assert_eq!(ready.msg, ClientMessage::Rematch { ready: true });
+        // Stored options without the chat switch still read (spectators only read).
+        let old: TableOptions = serde_json::from_str(r#"{"rules":{},"tempo":"fast"}"#).unwrap();
+        assert!(!old.spectator_chat);
+        let secret = "0123456789abcdef";
+        let p = format!("{:?}", ClientMessage::StartRematch { owner_token: secret.into() });
+        assert!(!p.contains(secret), "{p}");
+    }
+
+    #[test]
     fn bad_client_frames_are_refused() {
         for bad in [
             "",

@@ -824,6 +824,28 @@ mod tests {
     }
 
     #[test]
+    fn chat_and_rematch_frames_are_read() {
+        let f = read_frame(r#"{"type":"chat","text":"Nice nil!","req":2}"#).unwrap();
+        assert_eq!(f, ClientFrame { req: Some(2), msg: ClientMessage::Chat { text: "Nice nil!".into() } });
+        let f = read_frame(r#"{"type":"rematch"}"#).unwrap();
+        assert_eq!(f.msg, ClientMessage::Rematch { ready: true });
+        let f = read_frame(r#"{"type":"rematch","ready":false}"#).unwrap();
+        assert_eq!(f.msg, ClientMessage::Rematch { ready: false });
+        let f = read_frame(r#"{"type":"start_rematch","owner_token":"x"}"#).unwrap();
+        assert_eq!(f.msg, ClientMessage::StartRematch { owner_token: "x".into() });
+        for (text, starts) in [
+            (r#"{"type":"chat","req":5}"#, "\"text\" is missing"),
+            (r#"{"type":"chat","text":7,"req":5}"#, "\"text\" must be a string"),
+            (r#"{"type":"rematch","ready":"yes","req":5}"#, "\"ready\" must be true or false"),
+            (r#"{"type":"start_rematch","req":5}"#, "\"owner_token\" is missing"),
+        ] {
+            let r = refused(text);
+            assert_eq!((r.req, r.code), (Some(5), ErrorCode::BadMessage), "{text}");
+            assert!(r.message.starts_with(starts), "{text}: {}", r.message);
+        }
+    }
+
+    #[test]
     fn refusals_echo_req_whenever_it_can_be_read() {
         for text in [
             r#"{"req":7}"#,
