@@ -13,11 +13,17 @@
 import path from 'node:path';
 import { after, before, describe } from 'node:test';
 import { ARTIFACTS, launchBrowser, startStack } from './lib/harness.mjs';
+import { a11yTests } from './tests/a11y.test.mjs';
+import { alertTests } from './tests/alerts.test.mjs';
 import { assetTests } from './tests/assets.test.mjs';
 import { fairTests } from './tests/fair.test.mjs';
+import { chatTests } from './tests/chat.test.mjs';
+import { historyTests } from './tests/history.test.mjs';
+import { layoutTests } from './tests/layout.test.mjs';
 import { lobbyTests } from './tests/lobby.test.mjs';
 import { playTests } from './tests/play.test.mjs';
 import { PRESENCE_ENV, presenceTests } from './tests/presence.test.mjs';
+import { rematchTests } from './tests/rematch.test.mjs';
 import { restartTests } from './tests/restart.test.mjs';
 import { timeoutTests } from './tests/timeouts.test.mjs';
 
@@ -55,5 +61,11 @@ describe('Spades web client in Chromium', { timeout: 300_000 }, () => {
   presenceTests(suite);
   timeoutTests(suite);
   fairTests(suite);
+  layoutTests(suite);
+  a11yTests(suite);
+  alertTests(suite);
+  historyTests(suite);
+  chatTests(suite);
+  rematchTests(suite);
   restartTests(suite);
 });

@@ -2,6 +2,7 @@
 // (#/table/<id>), so a reload or a shared link lands on the same screen.
 
 import { mountLobby } from './lobby.js';
+import { mountReplay } from './replay.js';
 import { mountTable } from './table.js';
 
 const main = document.getElementById('main');
@@ -26,16 +27,20 @@ function goTable(id, intent) {
 }
 
 function route() {
-  const m = location.hash.match(/^#\/table\/([^/?#]+)/);
-  const id = m && UUID.test(m[1]) ? m[1].toLowerCase() : null;
-  const key = id ? `table:${id}` : 'lobby';
+  const m = location.hash.match(/^#\/(table|replay)\/([^/?#]+)/);
+  const id = m && UUID.test(m[2]) ? m[2].toLowerCase() : null;
+  const replay = !!(id && m[1] === 'replay');
+  const key = id ? `${m[1]}:${id}` : 'lobby';
   const intent = nextIntent;
   nextIntent = null;
   if (key === current && !intent) return;
   unmount?.();
   current = key;
-  document.body.dataset.screen = id ? 'table' : 'lobby';
-  if (id) {
+  document.body.dataset.screen = replay ? 'replay' : id ? 'table' : 'lobby';
+  if (replay) {
+    setTitle('');
+    unmount = mountReplay(main, id, { setTitle });
+  } else if (id) {
     setTitle('');
     unmount = mountTable(main, id, intent, { setTitle });
   } else {

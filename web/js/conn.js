@@ -107,6 +107,9 @@ export class Connection {
       case 'view':
         this.hooks.onView(msg);
         return;
+      case 'chat':
+        this.hooks.onChat?.(msg);
+        return;
       case 'error':
       case 'ack':
       case 'joined':

@@ -32,7 +32,8 @@ export function showDialog({ title, body, actions = [{ label: 'Close', value: nu
         h('h2', { id: titleId }, title),
         h('button', { type: 'button', class: 'btn-icon', 'aria-label': 'Close', onclick: () => finish(null) }, '×'),
       ),
-      h('div', { class: 'dialog-body' }, body),
+      // Focusable, so that a long body can be scrolled with the keyboard.
+      h('div', { class: 'dialog-body', tabindex: 0, role: 'region', 'aria-labelledby': titleId }, body),
       buttons.length ? h('div', { class: 'dialog-actions' }, buttons) : null,
     );
     let done = false;

@@ -1,6 +1,6 @@
 // The lobby: the player's name, the open tables and the create form.
 
-import { createTable, listTables } from './api.js';
+import { createTable, listMatches, listTables } from './api.js';
 import { h, replace, announce } from './dom.js';
 import {
   MATCH_END_CHOICES, OPTION_MENUS, PHASE_NAME, SEATS, SEAT_NAME, num, optionChips, parseMatchEnd,
@@ -54,6 +54,7 @@ export function mountLobby(root, go) {
     ['Target score', 'Fixed number of hands'].map((group) => h('optgroup', { label: group },
       MATCH_END_CHOICES.filter((c) => c.group === group).map((c) => h('option', { value: c.value, selected: c.value === 'target:500' }, c.label)))));
   const mercy = h('input', { id: 'opt-mercy', name: 'mercy', type: 'checkbox' });
+  const spectatorChat = h('input', { id: 'opt-spectator-chat', name: 'spectator_chat', type: 'checkbox' });
   const formError = h('p', { class: 'field-error', role: 'alert' });
   const createBtn = h('button', { type: 'submit', class: 'btn btn-primary', id: 'create-table' }, 'Create table and sit down');
   const form = h('form', { class: 'create-form', id: 'create-form', novalidate: true },
@@ -68,6 +69,8 @@ export function mountLobby(root, go) {
     h('div', { class: 'field field-check' }, mercy,
       h('label', { for: 'opt-mercy' }, 'Mercy rule', h('small', { class: 'hint' }, 'a team at −200 or below loses at once'))),
     selectField('opt-tempo', 'Tempo', OPTION_MENUS.tempo, 'normal'),
+    h('div', { class: 'field field-check' }, spectatorChat,
+      h('label', { for: 'opt-spectator-chat' }, 'Spectators may chat', h('small', { class: 'hint' }, 'otherwise they only read the table\'s chat'))),
     selectField('opt-seat', 'Your seat', [{ value: '', label: 'First free seat' }, ...SEATS.map((s) => ({ value: s, label: SEAT_NAME[s] }))], ''),
     formError,
     createBtn,
@@ -87,6 +90,7 @@ export function mountLobby(root, go) {
         mercy: mercy.checked,
       },
       tempo: val('opt-tempo'),
+      spectator_chat: spectatorChat.checked,
     };
     const tableName = val('opt-name').trim() || `${name}'s table`;
     createBtn.disabled = true;
@@ -136,7 +140,7 @@ export function mountLobby(root, go) {
         h('span', { class: 'seat-dir' }, SEAT_NAME[s.seat]),
         empty
           ? (inLobby && !mine
-            ? h('button', { type: 'button', class: 'btn btn-small btn-sit', onclick: () => sit(s.seat), 'aria-label': `Sit at ${SEAT_NAME[s.seat]}, ${t.name}` }, 'Sit here')
+            ? h('button', { type: 'button', class: 'btn btn-small btn-sit', onclick: () => sit(s.seat) }, 'Sit here', h('span', { class: 'sr-only' }, ` at ${SEAT_NAME[s.seat]}, ${t.name}`))
             : h('span', { class: 'muted' }, 'open'))
           : h('span', { class: 'seat-who' }, s.name, s.kind === 'bot' ? ' (bot)' : ''),
       );
@@ -163,6 +167,33 @@ export function mountLobby(root, go) {
         ),
       ),
     );
+  }
+
+  // Finished matches, from the event log: they outlive a restart, unlike
+  // the tables in memory.
+  const recent = h('ul', { class: 'recent-list', id: 'recent-list' });
+  const recentNote = h('p', { class: 'muted list-note' }, 'Loading…');
+  let recentShown = null;
+  async function refreshRecent() {
+    try {
+      const matches = (await listMatches(10)).filter((m) => m.finished && m.hands_played > 0);
+      if (!alive) return;
+      const sig = JSON.stringify(matches);
+      if (sig === recentShown) return;
+      recentShown = sig;
+      replace(recent, matches.map((m) => {
+        const [ns, ew] = m.scores;
+        const players = (a, b) => `${m.seats[a]?.name || SEAT_NAME[SEATS[a]]} & ${m.seats[b]?.name || SEAT_NAME[SEATS[b]]}`;
+        return h('li', { class: 'recent-item', dataset: { table: m.table } },
+          h('div', { class: 'recent-text' },
+            h('span', { class: 'recent-name' }, m.name),
+            h('span', { class: 'muted small' }, `${players(0, 2)} ${num(ns)} – ${num(ew)} ${players(1, 3)} · ${m.hands_played} hand${m.hands_played === 1 ? '' : 's'}`)),
+          h('a', { class: 'btn btn-plain btn-small btn-replay', href: `#/replay/${m.table}` }, 'Replay', h('span', { class: 'sr-only' }, ` ${m.name}`)));
+      }));
+      recentNote.textContent = matches.length ? '' : 'No finished match yet.';
+    } catch (err) {
+      if (alive) recentNote.textContent = `Could not load the matches (${err.message}).`;
+    }
   }
 
   let shown = null;
@@ -194,6 +225,7 @@ export function mountLobby(root, go) {
       if (!alive) return;
       listNote.textContent = `Could not load the tables (${err.message}). Retrying…`;
     }
+    refreshRecent();
     if (alive) timer = setTimeout(refresh, REFRESH_MS);
   }
 
@@ -215,11 +247,15 @@ export function mountLobby(root, go) {
         h('section', { class: 'panel tables-panel', 'aria-labelledby': 'tables-h' },
           h('div', { class: 'panel-head' }, h('h2', { id: 'tables-h' }, 'Tables'), refreshBtn),
           listNote, list),
-        h('section', { class: 'panel create-panel', 'aria-labelledby': 'create-h' },
-          // The full options fold away: most players want the defaults.
-          h('details', { class: 'create-details', id: 'create-details' },
-            h('summary', {}, h('h2', { id: 'create-h' }, 'New table with your own rules')),
-            form)),
+        h('div', { class: 'lobby-side' },
+          h('section', { class: 'panel create-panel', 'aria-labelledby': 'create-h' },
+            // The full options fold away: most players want the defaults.
+            h('details', { class: 'create-details', id: 'create-details' },
+              h('summary', {}, h('h2', { id: 'create-h' }, 'New table with your own rules')),
+              form)),
+          h('section', { class: 'panel recent-panel', 'aria-labelledby': 'recent-h' },
+            h('h2', { id: 'recent-h' }, 'Recent matches'),
+            recentNote, recent)),
       ),
     ),
   );

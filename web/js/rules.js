@@ -88,6 +88,7 @@ export function optionSentences(options) {
     ['Leading spades', label('spades_lead', r.spades_lead).toLowerCase()],
     ['Mercy rule', r.mercy ? 'a team at −200 or below loses at once' : 'off'],
     ['Tempo', `${tempo.label.toLowerCase()}: ${tempo.hint}`],
+    ['Chat', options.spectator_chat ? 'players and spectators may write' : 'players write; spectators only read'],
   ];
 }
 

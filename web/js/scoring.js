@@ -43,7 +43,7 @@ export function handScoring(result, seats, rules, you) {
 
   return h('table', { class: 'scoring', 'data-hand': result.hand_number },
     h('caption', { class: 'sr-only' }, `Scoring of hand ${result.hand_number}`),
-    h('thead', {}, h('tr', {}, h('th', {}, ''), [0, 1].map((t) => h('th', { scope: 'col', class: t === myTeam ? 'mine' : '' }, TEAM_NAME[TEAMS[t]], t === myTeam ? h('span', { class: 'you-tag' }, 'you') : null)))),
+    h('thead', {}, h('tr', {}, h('td', {}), [0, 1].map((t) => h('th', { scope: 'col', class: t === myTeam ? 'mine' : '' }, TEAM_NAME[TEAMS[t]], t === myTeam ? h('span', { class: 'you-tag' }, 'you') : null)))),
     h('tbody', {},
       row('Players', (tm, t) => players(t)),
       row('Contract', contract, 'contract-row'),
@@ -62,8 +62,11 @@ export function handSummary(result) {
   return `Hand ${result.hand_number} scored. North–South ${signed(ns.hand_points)}, now ${num(ns.score)}. East–West ${signed(ew.hand_points)}, now ${num(ew.score)}.`;
 }
 
-/** Every finished hand in a table (`TableStatus.hands`). */
-export function scoreSheet(hands, seats, you) {
+/**
+ * Every finished hand in a table (`TableStatus.hands`). With `onHand`, each
+ * hand's number is a button that opens that hand's full scoring.
+ */
+export function scoreSheet(hands, seats, you, onHand) {
   const myTeam = you ? (SEATS.indexOf(you) % 2) : -1;
   if (!hands.length) return h('p', { class: 'muted' }, 'No hand has been finished yet.');
   const teamCells = (r, t) => {
@@ -72,21 +75,25 @@ export function scoreSheet(hands, seats, you) {
     const cls = t === myTeam ? 'mine' : '';
     return [
       h('td', { class: cls }, `${bidText(r.bids[a])} + ${bidText(r.bids[b])}`),
-      h('td', { class: cls }, `${r.tricks[a] + r.tricks[b]}`),
+      h('td', { class: `${cls} took` }, `${r.tricks[a] + r.tricks[b]}`),
       h('td', { class: `${cls} ${tm.hand_points >= 0 ? 'pos' : 'neg'}` }, signed(tm.hand_points)),
-      h('td', { class: `${cls} total` }, num(tm.score), h('small', { class: 'muted' }, ` (${tm.bag_count})`)),
+      h('td', { class: `${cls} total` }, num(tm.score), h('small', { class: 'muted bag-count' }, ` (${tm.bag_count})`)),
     ];
   };
   const names = (t) => TEAM_SEATS[t].map((seat) => seatLabel(seats, seat)).join(' & ');
+  const handCell = (r) => h('th', { scope: 'row' }, onHand
+    ? h('button', { type: 'button', class: 'btn btn-small btn-plain hand-open', dataset: { hand: r.hand_number }, onclick: () => onHand(r) },
+      String(r.hand_number), h('span', { class: 'sr-only' }, ': show the scoring'))
+    : String(r.hand_number));
   return h('div', { class: 'sheet-wrap' },
     h('table', { class: 'sheet' },
-      h('caption', {}, 'Bids are listed North then South, East then West; bags after the score.'),
+      h('caption', {}, `Bids are listed North then South, East then West; bags after the score.${onHand ? ' Choose a hand to see its whole scoring.' : ''}`),
       h('thead', {},
         h('tr', {}, h('th', { rowspan: 2, scope: 'col' }, 'Hand'),
           [0, 1].map((t) => h('th', { colspan: 4, scope: 'colgroup', class: t === myTeam ? 'mine' : '' }, TEAM_NAME[TEAMS[t]], h('br'), h('small', {}, names(t))))),
-        h('tr', {}, [0, 1].flatMap(() => ['Bids', 'Took', 'Hand', 'Score'].map((x) => h('th', { scope: 'col' }, x)))),
+        h('tr', {}, [0, 1].flatMap(() => ['Bids', 'Took', 'Hand', 'Score'].map((x) => h('th', { scope: 'col', class: x === 'Took' ? 'took' : '' }, x)))),
       ),
-      h('tbody', {}, hands.map((r) => h('tr', {}, h('th', { scope: 'row' }, String(r.hand_number)), teamCells(r, 0), teamCells(r, 1)))),
+      h('tbody', {}, hands.map((r) => h('tr', { dataset: { hand: r.hand_number } }, handCell(r), teamCells(r, 0), teamCells(r, 1)))),
     ),
   );
 }

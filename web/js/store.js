@@ -37,6 +37,19 @@ export const store = {
   /** The highest hand number whose scoring this browser has shown. */
   seenHand: (table) => read(`seen.${table}`) || 0,
   setSeenHand: (table, n) => write(`seen.${table}`, n),
+  /** Turn alerts: the tone is muted; desktop notifications are wanted. */
+  muted: () => read('muted') === true,
+  setMuted: (on) => write('muted', on ? true : null),
+  notify: () => read('notify') === true,
+  setNotify: (on) => write('notify', on ? true : null),
+
+  /** Seats whose chat this browser hides at a table. */
+  mutedSeats: (table) => read(`mute.${table}`) || [],
+  setMutedSeats: (table, seats) => write(`mute.${table}`, seats.length ? seats : null),
+  /** This browser asked for a rematch that is to start at `table`. */
+  pendingStart: (table) => read(`start.${table}`) === true,
+  setPendingStart: (table, on) => write(`start.${table}`, on ? true : null),
+
   seenResult: (table) => !!read(`result.${table}`),
   setSeenResult: (table) => write(`result.${table}`, true),
 };

@@ -2,15 +2,18 @@
 // latest view the server sent. The skeleton is built once; every view
 // updates it in place (so focus and running animations survive).
 
+import { notificationsSupported, setNotify, turnAlert } from './alert.js';
 import { tableStatus } from './api.js';
+import { chatPanel } from './chat.js';
 import { cardFace, cardName, cardView, fullDeck, sortHand, winningIndex } from './cards.js';
 import { clockRing, mmss, remaining, serverNow, setRing, syncServerTime } from './clock.js';
 import { Connection } from './conn.js';
 import { closeAllDialogs, closeDialog, confirmDialog, isOpen, showDialog } from './dialogs.js';
 import { announce, classes, h, icon, reconcile, replace, setText } from './dom.js';
 import { contributeSeed, showVerification } from './fair.js';
+import { howToPlay } from './howto.js';
 import {
-  PHASE_NAME, SEATS, SEAT_NAME, TEAM_NAME, TEAMS, matchEndText, num, optionSentences, partnerOf, seatIndex,
+  PHASE_NAME, SEATS, SEAT_NAME, TEAM_NAME, TEAMS, matchEndText, num, partnerOf, seatIndex,
 } from './rules.js';
 import { handScoring, handSummary, resultDetail, resultHeadline, scoreSheet } from './scoring.js';
 import { store } from './store.js';
@@ -113,24 +116,47 @@ export function mountTable(root, tableId, intent, { setTitle }) {
   const turnText = h('span', { class: 'turn-text' });
   const myClock = h('span', { class: 'my-clock', hidden: true });
   const turnWarn = h('span', { class: 'turn-warn', id: 'turn-warn' });
-  const turnLine = h('div', { class: 'turn-line', id: 'turn-line' }, turnText, myClock, turnWarn);
-  const bidGrid = h('div', { class: 'bid-grid', role: 'group', 'aria-label': 'Choose your bid' });
+  const turnLine = h('div', { class: 'turn-line', id: 'turn-line', tabindex: -1 }, turnText, myClock, turnWarn);
+  const bidGrid = h('div', { class: 'bid-grid', role: 'radiogroup', 'aria-label': 'Your bid' });
   const bidConfirm = h('button', { type: 'button', class: 'btn btn-primary bid-confirm', disabled: true, onclick: () => sendBid() }, 'Bid');
   const bidNote = h('p', { class: 'bid-note muted' });
   const bidPicker = h('div', { class: 'bid-picker', id: 'bid-picker', hidden: true }, bidGrid, h('div', { class: 'bid-row' }, bidNote, bidConfirm));
   const handEl = h('div', { class: 'hand', id: 'hand', role: 'group', 'aria-label': 'Your hand' });
   const watchNote = h('p', { class: 'watch-note', hidden: true });
 
+  const offline = h('div', { class: 'offline-banner', id: 'offline-banner', role: 'alert', hidden: true });
   const lastTrickBtn = h('button', { type: 'button', class: 'btn btn-plain', id: 'btn-last-trick', onclick: () => showLastTrick() }, 'Last trick');
+  const chatCount = h('span', { class: 'chat-count', hidden: true });
+  const chatBtn = h('button', { type: 'button', class: 'btn btn-plain', id: 'btn-chat', 'aria-expanded': 'false', 'aria-controls': 'chat-panel', onclick: () => toggleChat() }, 'Chat', chatCount);
+  const alertsBtn = h('button', { type: 'button', class: 'btn btn-plain', id: 'btn-alerts', onclick: () => showAlerts() }, 'Alerts');
   const sheetBtn = h('button', { type: 'button', class: 'btn btn-plain', id: 'btn-sheet', onclick: () => showSheet() }, 'Score sheet');
   const rulesBtn = h('button', { type: 'button', class: 'btn btn-plain', id: 'btn-rules', onclick: () => showRules() }, 'Rules');
   const takeOverBtn = h('button', { type: 'button', class: 'btn btn-primary', id: 'btn-take-over', hidden: true, onclick: () => takeOver() }, 'Take over');
   const leaveBtn = h('button', { type: 'button', class: 'btn btn-danger-plain', id: 'btn-leave', hidden: true, onclick: () => leave() }, 'Leave');
-  const toolbar = h('div', { class: 'toolbar' }, lastTrickBtn, sheetBtn, rulesBtn, takeOverBtn, leaveBtn);
+  // At the top, so that neither the bid picker nor a phone's height can
+  // push it out of sight.
+  const toolbar = h('nav', { class: 'toolbar', 'aria-label': 'Table' }, lastTrickBtn, sheetBtn, rulesBtn, chatBtn, alertsBtn, takeOverBtn, leaveBtn);
 
   const dock = h('section', { class: 'dock', 'aria-label': 'Your hand and actions' },
-    refusal, turnLine, bidPicker, handEl, watchNote, toolbar);
-  const screen = h('div', { class: 'table-screen', dataset: { table: tableId } }, scorebar, felt, dock);
+    refusal, turnLine, bidPicker, handEl, watchNote);
+  const chat = chatPanel({
+    tableId,
+    send: (text) => conn.request({ type: 'chat', text }),
+    onUnread(n) {
+      chatCount.hidden = n === 0;
+      setText(chatCount, n ? ` ${n}` : '');
+      chatCount.setAttribute('aria-label', `${n} new`);
+    },
+  });
+  function toggleChat() {
+    const open = chat.toggle();
+    chatBtn.setAttribute('aria-expanded', String(open));
+    if (!open) chatBtn.focus();
+  }
+  chat.panel.addEventListener('click', (e) => {
+    if (e.target.closest('.btn-icon')) chatBtn.setAttribute('aria-expanded', 'false');
+  });
+  const screen = h('div', { class: 'table-screen', dataset: { table: tableId } }, offline, toolbar, scorebar, felt, dock, chat.panel);
   replace(root, screen);
 
   // ---- connection ------------------------------------------------------
@@ -155,6 +181,11 @@ export function mountTable(root, tableId, intent, { setTitle }) {
       }
       st.notice = null;
       render();
+      // The rematch this browser asked for: start it as soon as it is here.
+      if (store.pendingStart(tableId) && store.owner(tableId)) {
+        store.setPendingStart(tableId, false);
+        ownerAction('start');
+      }
     },
     onAttachError(err, msg) {
       if (err.code === 'table_not_found') {
@@ -182,8 +213,11 @@ export function mountTable(root, tableId, intent, { setTitle }) {
       onView(msg.view);
       contributeSeed(tableId, msg.view, conn);
     },
+    onChat(msg) {
+      chat.receive(msg);
+    },
     onUnsolicitedError(err) {
-      showRefusal(err.message);
+      showRefusal(refusalText(err));
     },
     onState(s) {
       st.net = s;
@@ -198,6 +232,7 @@ export function mountTable(root, tableId, intent, { setTitle }) {
   const onPageShow = (e) => {
     if (e.persisted) conn.reconnectNow();
   };
+  const alerts = turnAlert({ tableId });
   window.addEventListener('pagehide', onPageHide);
   window.addEventListener('beforeunload', onPageHide);
   window.addEventListener('pageshow', onPageShow);
@@ -217,10 +252,14 @@ export function mountTable(root, tableId, intent, { setTitle }) {
 
   function onView(view) {
     const prev = st.view;
+    const wasMyTurn = myTurn();
     st.view = view;
     const g = view.game;
     const pg = prev?.game;
     setTitle(view.name);
+    alerts.refresh();
+    chat.update(view);
+    followRematch(view);
     // Everything to tell a screen reader about this change, said at once
     // (a second announcement would cut the first one off).
     const said = [];
@@ -255,11 +294,58 @@ export function mountTable(root, tableId, intent, { setTitle }) {
     }
     if (legal().kind !== 'bid') st.bidChoice = null;
 
+    // A refusal is about a moment of the game: once the turn has moved on
+    // it no longer applies (news for the player stays its time).
+    if (st.refusal && !st.refusalInfo && turnSignature(prev) !== turnSignature(view)) clearRefusal();
+
     announceChanges(prev, view, said);
     maybeShowScoring(view, said);
     if (said.length) announce(said.filter(Boolean).join(' '));
     st.firstView = false;
     render();
+    if (myTurn() && !wasMyTurn) onTurnStarted();
+    if (!myTurn()) alerts.turnEnded();
+  }
+
+  /** Where the game stands: changes with every move and every turn. */
+  function turnSignature(v) {
+    const g = v?.game;
+    return g ? `${g.hand_number}:${g.phase}:${g.turn}:${g.played.length}:${g.bids.join()}` : '';
+  }
+
+  /** The player's turn has begun: bring the controls to hand, and alert a hidden page. */
+  function onTurnStarted() {
+    const bidding = legal().kind === 'bid';
+    alerts.turnStarted(bidding ? `${st.view.name}: your turn to bid.` : `${st.view.name}: your turn to play a card.`);
+    // Focus goes to the hand or the bid picker, unless the player is busy
+    // elsewhere (a dialog, a text field).
+    const active = document.activeElement;
+    const busy = document.querySelector('dialog[open]') || (active && /^(INPUT|TEXTAREA|SELECT)$/.test(active.tagName));
+    if (busy) return;
+    focusControls();
+  }
+
+  /** Focuses the chosen (or first) bid, or the first playable card. */
+  function focusControls() {
+    if (legal().kind === 'bid' && !bidPicker.hidden) {
+      const radio = bidGrid.querySelector('[aria-checked="true"]') || bidGrid.querySelector('[tabindex="0"]') || bidGrid.firstElementChild;
+      radio?.focus();
+      return true;
+    }
+    const card = handEl.querySelector('.card.legal') || handEl.querySelector('.card');
+    if (card && !handEl.hidden) {
+      card.focus();
+      return true;
+    }
+    return false;
+  }
+
+  /** Focus must never fall to the page's body (a removed card, a closed picker). */
+  function keepFocus() {
+    const active = document.activeElement;
+    if (active && active !== document.body) return;
+    if (document.querySelector('dialog[open]')) return;
+    if (!focusControls()) turnLine.focus({ preventScroll: true });
   }
 
   // ---- announcements ---------------------------------------------------
@@ -359,7 +445,7 @@ export function mountTable(root, tableId, intent, { setTitle }) {
       sheetHolder,
     ];
     tableStatus(tableId).then(
-      (status) => replace(sheetHolder, scoreSheet(status.hands, v.seats, v.you)),
+      (status) => replace(sheetHolder, scoreSheet(status.hands, v.seats, v.you, showHandDetail)),
       (err) => replace(sheetHolder, h('p', { class: 'field-error' }, `Could not load the score sheet: ${err.message}`)),
     );
     const choice = await showDialog({
@@ -369,12 +455,14 @@ export function mountTable(root, tableId, intent, { setTitle }) {
       body,
       actions: [
         ...(v.fair ? [{ label: 'Verify the deals', value: 'verify', kind: 'plain' }] : []),
+        { label: 'Replay the match', value: 'replay', kind: 'plain' },
         { label: 'Stay at the table', value: 'stay', kind: 'plain' },
         { label: 'Back to the lobby', value: 'lobby', kind: 'primary', autofocus: true },
       ],
     });
     if (choice === 'verify') showVerification(tableId);
     if (choice === 'lobby') location.hash = '#/';
+    if (choice === 'replay') location.hash = `#/replay/${tableId}`;
   }
 
   async function showSheet() {
@@ -383,7 +471,7 @@ export function mountTable(root, tableId, intent, { setTitle }) {
     showDialog({ id: 'score-sheet', className: 'dialog-wide', title: 'Score sheet', body: holder });
     try {
       const status = await tableStatus(tableId);
-      const parts = [scoreSheet(status.hands, v?.seats, v?.you)];
+      const parts = [scoreSheet(status.hands, v?.seats, v?.you, showHandDetail)];
       if (status.result) parts.unshift(h('p', { class: 'result-headline' }, resultHeadline(status.result, v?.you)));
       replace(holder, parts);
     } catch (err) {
@@ -391,13 +479,25 @@ export function mountTable(root, tableId, intent, { setTitle }) {
     }
   }
 
+  /** One finished hand's whole scoring, reopened from the score sheet. */
+  function showHandDetail(result) {
+    const v = st.view;
+    showDialog({
+      id: 'hand-detail',
+      className: 'dialog-scoring',
+      title: `Hand ${result.hand_number}: scoring`,
+      body: handScoring(result, v?.seats, v?.options.rules, v?.you),
+    });
+  }
+
   function showRules() {
     const v = st.view;
     if (!v) return;
     showDialog({
       id: 'rules',
-      title: 'Table rules',
-      body: h('dl', { class: 'rules-list' }, optionSentences(v.options).flatMap(([k, val]) => [h('dt', {}, k), h('dd', {}, val)])),
+      className: 'dialog-wide',
+      title: 'How to play at this table',
+      body: howToPlay(v.options),
     });
   }
 
@@ -421,6 +521,43 @@ export function mountTable(root, tableId, intent, { setTitle }) {
       id: 'last-trick',
       title: 'Last trick',
       body: [mini, h('ol', { class: 'sr-only' }, lines), h('p', { class: 'muted center' }, `${seatName(t.winner)} won it.`)],
+    });
+  }
+
+  /** A refusal in words, naming the player on turn rather than only the seat. */
+  function refusalText(err) {
+    const g = game();
+    if (err.code === 'not_your_turn' && g?.turn) {
+      const info = st.view.seats[seatIndex(g.turn)];
+      const who = info?.name ? `${info.name} (${SEAT_NAME[g.turn]})` : SEAT_NAME[g.turn];
+      return `Not your turn: it is ${who}'s turn.`;
+    }
+    return err.message;
+  }
+
+  function showAlerts() {
+    const sound = h('input', { type: 'checkbox', id: 'alert-sound', checked: !store.muted() });
+    const notify = h('input', { type: 'checkbox', id: 'alert-notify', checked: store.notify(), disabled: !notificationsSupported() });
+    const note = h('p', { class: 'muted small', id: 'alert-note' });
+    sound.addEventListener('change', () => store.setMuted(!sound.checked));
+    notify.addEventListener('change', async () => {
+      const on = await setNotify(notify.checked);
+      notify.checked = on;
+      setText(note, '');
+      if (!on && notificationsSupported() && Notification.permission === 'denied') {
+        setText(note, 'The browser blocks notifications for this site: allow them in its settings.');
+      }
+    });
+    showDialog({
+      id: 'alerts',
+      title: 'Turn alerts',
+      body: [
+        h('p', {}, 'When this page is hidden (another tab, a minimised window) and your turn begins, the tab\'s title says so, and:'),
+        h('div', { class: 'field field-check' }, sound, h('label', { for: 'alert-sound' }, 'Play a short sound')),
+        h('div', { class: 'field field-check' }, notify, h('label', { for: 'alert-notify' }, 'Show a desktop notification',
+          notificationsSupported() ? null : h('small', { class: 'hint' }, 'this browser has no notifications'))),
+        note,
+      ],
     });
   }
 
@@ -450,7 +587,7 @@ export function mountTable(root, tableId, intent, { setTitle }) {
   }
 
   function playCard(card, btn) {
-    if (st.pendingCard) return;
+    if (st.pendingCard || st.net.status !== 'open') return;
     const isLegal = myTurn() && legal().kind === 'play' && legal().cards.includes(card);
     if (isLegal) {
       st.pendingCard = card;
@@ -461,7 +598,7 @@ export function mountTable(root, tableId, intent, { setTitle }) {
     // with the reason in plain English ("you must follow the led suit").
     conn.request({ type: 'play', card }).catch((err) => {
       if (st.pendingCard === card) st.pendingCard = null;
-      showRefusal(err.message);
+      showRefusal(refusalText(err));
       btn.classList.remove('refused');
       void btn.offsetWidth;
       btn.classList.add('refused');
@@ -477,7 +614,7 @@ export function mountTable(root, tableId, intent, { setTitle }) {
       () => clearRefusal(),
       (err) => {
         st.pendingBid = false;
-        showRefusal(err.message);
+        showRefusal(refusalText(err));
         renderBid();
       },
     );
@@ -601,6 +738,7 @@ export function mountTable(root, tableId, intent, { setTitle }) {
     takeOverBtn.hidden = !(role() === 'seat' && (mine?.status === 'autopilot' || mine?.status === 'bot'));
     leaveBtn.hidden = !(role() === 'seat' && v.phase !== 'finished');
     renderNet();
+    keepFocus();
   }
 
   function renderNet() {
@@ -615,7 +753,20 @@ export function mountTable(root, tableId, intent, { setTitle }) {
     }[s.status] || '';
     setText(el, text);
     el.dataset.status = s.status;
-    screen.classList.toggle('offline', s.status !== 'open');
+    const down = s.status !== 'open';
+    const was = screen.classList.contains('offline');
+    screen.classList.toggle('offline', down);
+    // A lost connection is impossible to miss, and nothing that cannot
+    // work looks as if it could.
+    offline.hidden = !(down && st.view);
+    setText(offline, s.status === 'closed'
+      ? `Disconnected${s.reason ? `: ${s.reason}` : ''}. Your moves cannot reach the table.`
+      : 'Connection lost: reconnecting… Your seat is held; you cannot play until the table is back.');
+    if (st.view && was !== down) {
+      renderHand();
+      renderBid();
+      keepFocus();
+    }
   }
 
   function renderScorebar() {
@@ -758,7 +909,8 @@ export function mountTable(root, tableId, intent, { setTitle }) {
       }
     } else if (g?.result) {
       parts.push(h('p', { class: 'center-title result-headline' }, resultHeadline(g.result, v.you)),
-        h('button', { type: 'button', class: 'btn btn-primary', onclick: () => showMatchOver() }, 'Result and score sheet'));
+        h('button', { type: 'button', class: 'btn btn-plain', onclick: () => showMatchOver() }, 'Result and score sheet'));
+      parts.push(...rematchControls(v));
     } else if (g?.phase === 'bidding' && (!trick || !trick.cards.length)) {
       parts.push(h('p', { class: 'center-note' }, g.turn === v.you ? 'Your bid' : `${seatName(g.turn)} to bid`));
     }
@@ -770,6 +922,59 @@ export function mountTable(root, tableId, intent, { setTitle }) {
       centerMsg.dataset.sig = sig;
       if (focusedId && centerMsg.querySelector(`#${focusedId}`)) centerMsg.querySelector(`#${focusedId}`).focus();
     }
+  }
+
+  /** Who is ready for another match, and the buttons to get there. */
+  function rematchControls(v) {
+    const r = v.rematch;
+    if (!r || r.next_table) return [];
+    const seated = role() === 'seat';
+    const owner = store.owner(tableId);
+    const mine = seated ? r.ready[seatIndex(v.you)] : false;
+    const list = h('ul', { class: 'rematch-ready', id: 'rematch-ready', 'aria-label': 'Ready for a rematch' },
+      SEATS.map((seat, i) => h('li', { class: r.ready[i] ? 'ready' : 'waiting', dataset: { seat } },
+        `${seatName(seat)}: ${r.ready[i] ? 'ready' : 'not yet'}`)));
+    const out = [h('p', { class: 'center-note' }, 'Another match with the same seats and rules?'), list];
+    const buttons = [];
+    if (seated) {
+      buttons.push(h('button', { type: 'button', class: 'btn btn-plain', id: 'btn-ready', 'aria-pressed': String(mine), onclick: () => sendReady(!mine) },
+        mine ? 'Not ready' : 'Ready for a rematch'));
+    }
+    if (owner) {
+      const others = r.ready.every((x, i) => x || (seated && SEATS[i] === v.you));
+      buttons.push(h('button', { type: 'button', class: 'btn btn-primary', id: 'btn-rematch', disabled: !others, onclick: () => startRematch() }, 'Start the rematch'));
+    }
+    if (buttons.length) out.push(h('div', { class: 'owner-controls' }, buttons));
+    return out;
+  }
+
+  function sendReady(ready) {
+    conn.request({ type: 'rematch', ready }).then(() => clearRefusal(), (err) => showRefusal(refusalText(err)));
+  }
+
+  function startRematch() {
+    const owner = store.owner(tableId);
+    if (!owner) return;
+    conn.request({ type: 'start_rematch', owner_token: owner }).then(() => clearRefusal(), (err) => showRefusal(refusalText(err)));
+  }
+
+  /** The rematch has its table: take this browser's seat and owner token there. */
+  function followRematch(view) {
+    const next = view.rematch?.next_table;
+    if (!next || st.followed) return;
+    st.followed = true;
+    const seat = store.seat(tableId);
+    if (seat && role() === 'seat') store.setSeat(next, seat.token, seat.seat);
+    const owner = store.owner(tableId);
+    if (owner) {
+      store.setOwner(next, owner);
+      store.setPendingStart(next, true);
+    }
+    announce('The rematch is starting: to the new table.');
+    closeAllDialogs();
+    setTimeout(() => {
+      if (!st.gone) location.hash = `#/table/${next}`;
+    }, 0);
   }
 
   function renderTurnLine() {
@@ -802,10 +1007,16 @@ export function mountTable(root, tableId, intent, { setTitle }) {
     const rules = st.view.options.rules;
     const items = [];
     for (let b = l.min; b <= l.max; b++) items.push(b);
+    // One radio group: a single tab stop, arrow keys move the choice,
+    // Enter bids it.
+    const focusStop = st.bidChoice ?? items[0];
+    const down = st.net.status !== 'open';
     reconcile(bidGrid, items, (b) => b,
       (b) => {
-        const btn = h('button', { type: 'button', class: `btn bid-btn ${b === 0 ? 'bid-nil' : ''}`, dataset: { bid: b } },
-          b === 0 ? [h('span', {}, 'Nil'), h('small', {}, rules.nil === 'fifty' ? '0 tricks · ±50' : '0 tricks · ±100')] : String(b));
+        const btn = h('button', { type: 'button', role: 'radio', class: `btn bid-btn ${b === 0 ? 'bid-nil' : ''}`, dataset: { bid: b } },
+          b === 0
+            ? [h('span', {}, 'Nil'), h('small', {}, rules.nil === 'fifty' ? '0 tricks · ±50' : '0 tricks · ±100')]
+            : [String(b), h('span', { class: 'sr-only' }, b === 1 ? ' trick' : ' tricks')]);
         btn.addEventListener('click', () => {
           st.bidChoice = b;
           renderBid();
@@ -814,15 +1025,15 @@ export function mountTable(root, tableId, intent, { setTitle }) {
           st.bidChoice = b;
           sendBid();
         });
-        btn.addEventListener('keydown', (e) => arrowNav(e, bidGrid, '.bid-btn'));
+        btn.addEventListener('keydown', (e) => bidKey(e, b));
         return btn;
       },
       (btn, b) => {
-        btn.setAttribute('aria-pressed', String(st.bidChoice === b));
-        btn.setAttribute('aria-label', b === 0 ? 'Nil: take no trick' : `${b} trick${b === 1 ? '' : 's'}`);
-        btn.disabled = st.pendingBid;
+        btn.setAttribute('aria-checked', String(st.bidChoice === b));
+        btn.tabIndex = b === focusStop ? 0 : -1;
+        btn.disabled = st.pendingBid || down;
       });
-    bidConfirm.disabled = st.bidChoice == null || st.pendingBid;
+    bidConfirm.disabled = st.bidChoice == null || st.pendingBid || down;
     setText(bidConfirm, st.bidChoice == null ? 'Choose a bid' : st.bidChoice === 0 ? 'Bid nil' : `Bid ${st.bidChoice}`);
     const partner = you() ? partnerOf(you()) : null;
     const pb = partner ? game().bids[seatIndex(partner)] : null;
@@ -830,6 +1041,32 @@ export function mountTable(root, tableId, intent, { setTitle }) {
     if (l.min > 0) notes.push('Nil is off at this table.');
     if (pb != null) notes.push(`Your partner bid ${pb === 0 ? 'nil' : pb}.`);
     setText(bidNote, notes.join(' '));
+  }
+
+  function bidKey(e, b) {
+    if (e.key === 'Enter') {
+      e.preventDefault();
+      st.bidChoice = b;
+      sendBid();
+      return;
+    }
+    if (e.key === ' ') {
+      e.preventDefault();
+      st.bidChoice = b;
+      renderBid();
+      return;
+    }
+    const l = legal();
+    const step = { ArrowLeft: -1, ArrowUp: -1, ArrowRight: 1, ArrowDown: 1 }[e.key];
+    let next = null;
+    if (step) next = Math.min(l.max, Math.max(l.min, (st.bidChoice ?? b) + step));
+    if (e.key === 'Home') next = l.min;
+    if (e.key === 'End') next = l.max;
+    if (next == null) return;
+    e.preventDefault();
+    st.bidChoice = next;
+    renderBid();
+    bidGrid.querySelector(`[data-bid="${next}"]`)?.focus();
   }
 
   function arrowNav(e, container, selector) {
@@ -856,13 +1093,17 @@ export function mountTable(root, tableId, intent, { setTitle }) {
     if (!watchNote.hidden) setText(watchNote, r === 'left' ? 'You left this match: you are watching.' : 'You are watching: no cards are shown to spectators.');
     const l = legal();
     const playing = myTurn() && l.kind === 'play';
+    const down = st.net.status !== 'open';
     const hadFocus = handEl.contains(document.activeElement);
     const focusIndex = hadFocus ? [...handEl.children].indexOf(document.activeElement) : -1;
     handEl.classList.toggle('my-turn', playing);
     handEl.style.setProperty('--n', String(Math.max(cards.length, 2)));
     reconcile(handEl, cards, (c) => c,
       (card) => {
-        const btn = h('button', { type: 'button', class: `card ${card[1] === 'H' || card[1] === 'D' ? 'red' : 'black'} suit-${card[1]}`, dataset: { card } }, cardFace(card));
+        // The name is the button's own text (hidden from sight), so what a
+        // screen reader says matches what the button holds.
+        const btn = h('button', { type: 'button', class: `card ${card[1] === 'H' || card[1] === 'D' ? 'red' : 'black'} suit-${card[1]}`, dataset: { card } },
+          cardFace(card), h('span', { class: 'sr-only card-name' }));
         btn.addEventListener('click', () => playCard(card, btn));
         btn.addEventListener('keydown', (e) => arrowNav(e, handEl, '.card'));
         btn.addEventListener('animationend', () => btn.classList.remove('refused'));
@@ -871,7 +1112,8 @@ export function mountTable(root, tableId, intent, { setTitle }) {
       (btn, card) => {
         const ok = playing && l.cards.includes(card);
         classes(btn, { legal: ok, illegal: playing && !ok, pending: st.pendingCard === card });
-        btn.setAttribute('aria-label', `${cardName(card)}${ok ? ', playable' : playing ? ', cannot be played now' : ''}`);
+        setText(btn.querySelector('.card-name'), `${cardName(card)}${ok ? ', playable' : playing ? ', cannot be played now' : ''}`);
+        btn.disabled = down;
       });
     if (hadFocus && !handEl.contains(document.activeElement) && handEl.children.length) {
       handEl.children[Math.min(Math.max(focusIndex, 0), handEl.children.length - 1)].focus();
@@ -930,7 +1172,9 @@ export function mountTable(root, tableId, intent, { setTitle }) {
     // The scoring must not cost the player the next bid: it steps aside
     // when the player's own clock runs low.
     if (mine && remaining(c.deadline) < SCORING_STEPS_ASIDE_MS && isOpen('hand-scoring')) {
+      const n = document.querySelector('dialog#hand-scoring .scoring')?.dataset.hand;
       closeDialog('hand-scoring');
+      showNotice(`The scoring of hand ${n} stepped aside for your bid: the Score sheet has it.`);
       announce('Your turn to bid.');
     }
   }
@@ -941,6 +1185,7 @@ export function mountTable(root, tableId, intent, { setTitle }) {
   return () => {
     st.gone = true;
     cancelAnimationFrame(raf);
+    alerts.dispose();
     clearTimeout(st.scoringTimer);
     clearTimeout(st.refusalTimer);
     window.removeEventListener('pagehide', onPageHide);

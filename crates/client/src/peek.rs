@@ -195,6 +195,7 @@ mod tests {
             server_time: 1,
             autopilot_after: 3,
             fair: None,
+            rematch: None,
         };
         serde_json::to_string(&ServerMessage::View { seq: 7, view: Box::new(view) }).unwrap()
     }

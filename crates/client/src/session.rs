@@ -183,6 +183,15 @@ pub enum Event {
         /// Its request id.
         req: u32,
     },
+    /// Somebody said something at the table (show it as text).
+    Chat {
+        /// The seat that wrote, `None` for a spectator.
+        from: Option<Seat>,
+        /// The writer's name.
+        name: String,
+        /// The message.
+        text: String,
+    },
     /// The connection was lost; the next attempt to reconnect comes after
     /// `retry_in`.
     Disconnected {
@@ -472,6 +481,7 @@ impl Supervisor {
             ServerMessage::Ack { req } => Event::Ack { req: req.unwrap_or(0) },
             ServerMessage::Pong { req } => Event::Pong { req: req.unwrap_or(0) },
             ServerMessage::Error { req, code, message } => Event::Refused { req, code, message },
+            ServerMessage::Chat { from, name, text, .. } => Event::Chat { from, name, text },
             ServerMessage::Hello { .. }
             | ServerMessage::Joined { .. }
             | ServerMessage::Resumed { .. }

@@ -79,7 +79,13 @@ pub struct TableOptions {
     /// The clock (default normal).
     #[serde(default)]
     pub tempo: Tempo,
+    /// Spectators may write in the table's chat (default: they only read it).
+    #[serde(default)]
+    pub spectator_chat: bool,
 }
+
+/// The longest chat message, in characters.
+pub const MAX_CHAT_CHARS: usize = 200;
 
 /// Where a table stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, ToSchema)]
@@ -234,6 +240,9 @@ pub struct TableView {
     /// a match dealt before fair deals.
     #[serde(default)]
     pub fair: Option<Fairness>,
+    /// Once the match is over: who is ready for a rematch.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rematch: Option<Rematch>,
 }
 
 /// What anybody may know of a match's fair deals (`docs/fairness.md`): the
@@ -271,6 +280,19 @@ impl Fairness {
             spades_engine::BySeat(self.client_seeds),
         ))
     }
+}
+
+/// A rematch after the match: who is ready, and the new match once the
+/// owner started it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, ToSchema)]
+pub struct Rematch {
+    /// Per seat, North first: the seat's player is ready for another match
+    /// (bots are always ready).
+    pub ready: [bool; 4],
+    /// The table of the new match, once the owner started it: the same
+    /// name, options and seats, with new deals. Every seat token of this
+    /// table works there (`resume`); a client simply goes there.
+    pub next_table: Option<Uuid>,
 }
 
 fn default_autopilot_after() -> u8 {
@@ -359,6 +381,31 @@ pub enum ClientMessage {
     },
     /// Keep-alive from clients that cannot send WebSocket pings (browsers).
     Ping,
+    /// Say something at the table (a seat, or a spectator where the table
+    /// lets spectators write). Everybody at the table receives
+    /// [`ServerMessage::Chat`]; nothing of it is stored.
+    Chat {
+        /// 1 to [`MAX_CHAT_CHARS`] characters, without control or
+        /// invisible characters.
+        text: String,
+    },
+    /// After the match: the seat's player is ready for a rematch (or, with
+    /// `ready: false`, no longer).
+    Rematch {
+        /// Ready (default) or not.
+        #[serde(default = "default_true")]
+        ready: bool,
+    },
+    /// Owner only, after the match: start another match with the same
+    /// seats and options and new deals. Every present player must be ready.
+    StartRematch {
+        /// The owner token from table creation.
+        owner_token: String,
+    },
+}
+
+fn default_true() -> bool {
+    true
 }
 
 /// A refusal's stable machine code. The message beside it is for people.
@@ -435,11 +482,22 @@ pub enum ErrorCode {
     NotFound,
     /// REST: the path exists but not with this method (405, with `Allow`).
     MethodNotAllowed,
+    /// Chat: an empty message, one over [`MAX_CHAT_CHARS`] characters, or
+    /// one with control or invisible characters.
+    InvalidChat,
+    /// Chat: too many messages too fast.
+    ChatRateLimited,
+    /// Chat: spectators only read this table's chat.
+    ChatNotAllowed,
+    /// Rematch: the match is not over yet.
+    MatchNotOver,
+    /// Rematch: a present player is not ready yet.
+    PlayersNotReady,
 }
 
 impl ErrorCode {
     /// Every code, in declaration order.
-    pub const ALL: [ErrorCode; 33] = [
+    pub const ALL: [ErrorCode; 38] = [
         ErrorCode::BadMessage,
         ErrorCode::FrameTooLarge,
         ErrorCode::RateLimited,
@@ -473,6 +531,11 @@ impl ErrorCode {
         ErrorCode::SpadesNotBroken,
         ErrorCode::NotFound,
         ErrorCode::MethodNotAllowed,
+        ErrorCode::InvalidChat,
+        ErrorCode::ChatRateLimited,
+        ErrorCode::ChatNotAllowed,
+        ErrorCode::MatchNotOver,
+        ErrorCode::PlayersNotReady,
     ];
 
     /// The code as it appears on the wire, e.g. `"must_follow_suit"`.
@@ -511,6 +574,11 @@ impl ErrorCode {
             ErrorCode::SpadesNotBroken => "spades_not_broken",
             ErrorCode::NotFound => "not_found",
             ErrorCode::MethodNotAllowed => "method_not_allowed",
+            ErrorCode::InvalidChat => "invalid_chat",
+            ErrorCode::ChatRateLimited => "chat_rate_limited",
+            ErrorCode::ChatNotAllowed => "chat_not_allowed",
+            ErrorCode::MatchNotOver => "match_not_over",
+            ErrorCode::PlayersNotReady => "players_not_ready",
         }
     }
 
@@ -593,6 +661,18 @@ pub enum ServerMessage {
         /// The request id.
         req: Option<u32>,
     },
+    /// Somebody said something at the table. Show `text` as text, never
+    /// as markup.
+    Chat {
+        /// The seat that wrote, `None` for a spectator.
+        from: Option<Seat>,
+        /// The writer's name ("Spectator" for a spectator).
+        name: String,
+        /// The message.
+        text: String,
+        /// When the table received it (Unix time, milliseconds).
+        at: u64,
+    },
 }
 
 impl ServerMessage {
@@ -607,7 +687,7 @@ impl ServerMessage {
             | ServerMessage::Ack { req }
             | ServerMessage::Pong { req }
             | ServerMessage::Error { req, .. } => *req,
-            ServerMessage::Hello { .. } | ServerMessage::View { .. } => None,
+            ServerMessage::Hello { .. } | ServerMessage::View { .. } | ServerMessage::Chat { .. } => None,
         }
     }
 }
@@ -872,6 +952,33 @@ mod tests {
         }
         let no_req: ClientFrame = serde_json::from_str(r#"{"type":"leave"}"#).unwrap();
         assert_eq!(no_req, ClientFrame { req: None, msg: ClientMessage::Leave });
+    }
+
+    #[test]
+    fn chat_and_rematch_have_stable_forms() {
+        let chat = ServerMessage::Chat {
+            from: Some(Seat::North),
+            name: "Ann".into(),
+            text: "<b>gg</b>".into(),
+            at: 5,
+        };
+        assert_eq!(
+            serde_json::to_string(&chat).unwrap(),
+            r#"{"type":"chat","from":"north","name":"Ann","text":"<b>gg</b>","at":5}"#
+        );
+        let r = Rematch { ready: [true, false, true, true], next_table: None };
+        assert_eq!(
+            serde_json::to_string(&r).unwrap(),
+            r#"{"ready":[true,false,true,true],"next_table":null}"#
+        );
+        let ready: ClientFrame = serde_json::from_str(r#"{"type":"rematch"}"#).unwrap();
+        assert_eq!(ready.msg, ClientMessage::Rematch { ready: true });
+        // Stored options without the chat switch still read (spectators only read).
+        let old: TableOptions = serde_json::from_str(r#"{"rules":{},"tempo":"fast"}"#).unwrap();
+        assert!(!old.spectator_chat);
+        let secret = "0123456789abcdef";
+        let p = format!("{:?}", ClientMessage::StartRematch { owner_token: secret.into() });
+        assert!(!p.contains(secret), "{p}");
     }
 
     #[test]

@@ -6,12 +6,14 @@
 #![forbid(unsafe_code)]
 
 pub mod app;
+pub mod chat;
 pub mod cluster;
 pub mod config;
 pub mod error;
 pub mod metrics;
 pub mod openapi;
 pub mod record;
+pub mod rematch;
 pub mod rest;
 pub mod restore;
 pub mod storage;

@@ -175,6 +175,8 @@ struct Connection {
     released_full: Option<bool>,
     /// How long one write may take.
     write_timeout: Duration,
+    /// This connection's chat rate.
+    chat: crate::chat::ChatLimiter,
 }
 
 /// How the connection goes on, or why it ends.
@@ -280,6 +282,7 @@ impl Connection {
             window: (Instant::now(), 0),
             released_full: None,
             write_timeout,
+            chat: crate::chat::ChatLimiter::default(),
         }
     }
 
@@ -527,12 +530,33 @@ impl Connection {
                 return self.reply(socket, &ServerMessage::Ack { req }).await;
             }
             ClientMessage::Closing => Act::Closing,
+            ClientMessage::Chat { text } => match self.chat.admit(&text, Instant::now()) {
+                Ok(text) => Act::Chat(text),
+                Err(r) => return self.reply(socket, &error(req, r.code, &r.message)).await,
+            },
+            ClientMessage::Rematch { ready } => Act::Rematch(ready),
+            ClientMessage::StartRematch { owner_token } => {
+                let Some((table, _)) = self.table.clone() else {
+                    let err = error(req, ErrorCode::NotAttached, "join, resume or watch a table first");
+                    return self.reply(socket, &err).await;
+                };
+                crate::rematch::start(&self.state, &table, self.id, req, owner_token).await;
+                return Flow::Continue;
+            }
         };
         let Some((table, _)) = &self.table else {
             let err = error(req, ErrorCode::NotAttached, "join, resume or watch a table first");
             return self.reply(socket, &err).await;
         };
         let table = table.clone();
+        if matches!(act, Act::Chat(_)) {
+            // Chat never waits for room in the table's queue.
+            if !table.try_send(TableCommand::Act { conn: self.id, req, act }) {
+                let err = error(req, ErrorCode::Capacity, "the table is busy: the message was not sent");
+                return self.reply(socket, &err).await;
+            }
+            return Flow::Continue;
+        }
         self.to_table(&table, TableCommand::Act { conn: self.id, req, act }).await.unwrap_or(Flow::Continue)
     }
 
@@ -642,6 +666,9 @@ const MESSAGE_FIELDS: &[(&str, &[Field])] = &[
     ("leave", &[]),
     ("closing", &[]),
     ("ping", &[]),
+    ("chat", &[("text", true, TEXT)]),
+    ("rematch", &[("ready", false, "true or false")]),
+    ("start_rematch", &[("owner_token", true, TEXT)]),
 ];
 const TABLE_ID: &str = "a table id (a UUID such as \"67e55044-10b1-426f-9247-bb680e5fe0c8\")";
 const TEXT: &str = "a string";
@@ -714,6 +741,7 @@ fn read_frame(text: &str) -> Result<ClientFrame, Refusal> {
                 "bid" => u8::deserialize(v).is_ok(),
                 "card" => spades_engine::Card::deserialize(v).is_ok(),
                 "seed" => spades_engine::ClientSeed::deserialize(v).is_ok(),
+                "ready" => v.is_boolean(),
                 _ => v.is_string(),
             },
         };
@@ -810,6 +838,28 @@ mod tests {
         assert!(matches!(f.msg, ClientMessage::Join { seat: Some(spades_engine::Seat::West), .. }));
         let f = read_frame(&format!(r#"{{"type":"join","table":"{t}","name":"Ann","seat":null}}"#)).unwrap();
         assert!(matches!(f.msg, ClientMessage::Join { seat: None, .. }));
+    }
+
+    #[test]
+    fn chat_and_rematch_frames_are_read() {
+        let f = read_frame(r#"{"type":"chat","text":"Nice nil!","req":2}"#).unwrap();
+        assert_eq!(f, ClientFrame { req: Some(2), msg: ClientMessage::Chat { text: "Nice nil!".into() } });
+        let f = read_frame(r#"{"type":"rematch"}"#).unwrap();
+        assert_eq!(f.msg, ClientMessage::Rematch { ready: true });
+        let f = read_frame(r#"{"type":"rematch","ready":false}"#).unwrap();
+        assert_eq!(f.msg, ClientMessage::Rematch { ready: false });
+        let f = read_frame(r#"{"type":"start_rematch","owner_token":"x"}"#).unwrap();
+        assert_eq!(f.msg, ClientMessage::StartRematch { owner_token: "x".into() });
+        for (text, starts) in [
+            (r#"{"type":"chat","req":5}"#, "\"text\" is missing"),
+            (r#"{"type":"chat","text":7,"req":5}"#, "\"text\" must be a string"),
+            (r#"{"type":"rematch","ready":"yes","req":5}"#, "\"ready\" must be true or false"),
+            (r#"{"type":"start_rematch","req":5}"#, "\"owner_token\" is missing"),
+        ] {
+            let r = refused(text);
+            assert_eq!((r.req, r.code), (Some(5), ErrorCode::BadMessage), "{text}");
+            assert!(r.message.starts_with(starts), "{text}: {}", r.message);
+        }
     }
 
     #[test]

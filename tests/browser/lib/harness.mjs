@@ -155,6 +155,7 @@ export async function createFromLobby(page, { player = 'Ann', table = 'Test tabl
     if (options[k] != null) await page.selectOption(sel, options[k]);
   }
   if (options.mercy) await page.check('#opt-mercy');
+  if (options.spectator_chat) await page.check('#opt-spectator-chat');
   await page.click('#create-table');
   await page.waitForSelector('.table-screen .seat.me');
   return tableIdOf(page);

@@ -27,7 +27,7 @@ export function playTests(suite) {
 
       const options = {
         match_end: 'target:300', nil: 'fifty', bag_penalty: 'five_for_fifty', failed_nil: 'count_for_partner',
-        spades_lead: 'any_time', tempo: 'relaxed', seat: 'south', mercy: true,
+        spades_lead: 'any_time', tempo: 'relaxed', seat: 'south', mercy: true, spectator_chat: true,
       };
       const id = await createFromLobby(page, { player: 'Ann', table: 'Browser test', options });
       // The server got exactly the options chosen in the form.
@@ -39,9 +39,18 @@ export function playTests(suite) {
           spades_lead: 'any_time', mercy: true,
         },
         tempo: 'relaxed',
+        spectator_chat: true,
       });
       assert.equal(await page.getAttribute('.seat.me', 'data-seat'), 'south');
       assert.equal(created.seats[2].name, 'Ann');
+      // How to play, told with this table's own options.
+      await page.click('#btn-rules');
+      const howto = await page.locator('dialog#rules').textContent();
+      for (const want of ['How to play at this table', 'for +50', '5 bags cost 50', 'Spades may be led at any time here',
+        "count toward the partner's contract", 'Mercy rule', '60 s a card', 'first team to reach 300 points']) {
+        assert.ok(howto.toLowerCase().includes(want.toLowerCase()), `the how-to-play says ${want}: ${howto}`);
+      }
+      await page.keyboard.press('Escape');
       // The owner's controls are there; the match cannot start with empty seats.
       assert.equal(await page.isDisabled('#btn-start'), true);
       await fillBotsAndStart(page);

@@ -574,7 +574,10 @@ async fn run_table(sh: Arc<Shared>, clients: usize, rng: &mut SplitMix) -> anyho
     let ends = [MatchEnd::Hands(5), MatchEnd::Hands(5), MatchEnd::Target(200)];
     let rules = Rules { match_end: ends[(rng.next_u64() % 3) as usize], ..Rules::default() };
     let tempo = [Tempo::Fast, Tempo::Normal][(rng.next_u64() % 2) as usize];
-    let req = CreateTable { name: Some(format!("soak {clients}p")), options: TableOptions { rules, tempo } };
+    let req = CreateTable {
+        name: Some(format!("soak {clients}p")),
+        options: TableOptions { rules, tempo, ..TableOptions::default() },
+    };
     let created = sh.rest.create_table(&req).await?;
     let id = created.table;
     sh.n.tables_created.fetch_add(1, Ordering::Relaxed);

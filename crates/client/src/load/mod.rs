@@ -322,7 +322,7 @@ async fn play_table(shared: &Arc<Shared>, slot: usize, rng: &mut SplitMix, ready
     let stats = &shared.stats;
     let create = CreateTable {
         name: Some(format!("load {slot}")),
-        options: TableOptions { rules: shared.cfg.rules, tempo: shared.cfg.tempo },
+        options: TableOptions { rules: shared.cfg.rules, tempo: shared.cfg.tempo, ..TableOptions::default() },
     };
     let created = tokio::select! {
         () = shared.stop.cancelled() => return Outcome::Stopped,

@@ -55,10 +55,10 @@ impl Driver {
                     let _ = tx.send(Done::Input(Input::Tables(r.map_err(|e| e.to_string()))));
                 });
             }
-            Effect::CreateTable { name } => {
+            Effect::CreateTable { name, options } => {
                 let client = self.client.clone();
                 tokio::spawn(async move {
-                    let req = spades_protocol::CreateTable { name: Some(name), ..Default::default() };
+                    let req = spades_protocol::CreateTable { name: Some(name), options };
                     let r = client.create_table(&req).await;
                     let _ = tx.send(Done::Input(Input::Created(r.map_err(|e| e.to_string()))));
                 });

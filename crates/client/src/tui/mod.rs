@@ -8,10 +8,11 @@
 //! into inputs; the `spades-tui` binary adds the terminal.
 
 mod driver;
+mod options;
 mod render;
 
 use spades_engine::{Card, Legal, Seat};
-use spades_protocol::{CreatedTable, TablePhase, TableSummary, TableView};
+use spades_protocol::{CreatedTable, TableOptions, TablePhase, TableSummary, TableView};
 use uuid::Uuid;
 
 pub use driver::Driver;
@@ -79,6 +80,8 @@ pub enum Effect {
     CreateTable {
         /// The table's name.
         name: String,
+        /// Its options.
+        options: TableOptions,
     },
     /// Open a session that takes a seat.
     Join {
@@ -142,6 +145,8 @@ pub struct Lobby {
     pub listed_at_ms: Option<u64>,
     /// The "new table" name being typed, if any.
     pub naming: Option<String>,
+    /// The new table's name and options, being chosen after its name.
+    pub choosing: Option<(String, TableOptions)>,
 }
 
 /// A table: the latest view and what is being typed.
@@ -247,10 +252,27 @@ impl App {
             return fx;
         }
         match input {
-            Input::Key(k) => match &self.screen {
-                Screen::Lobby(_) => self.lobby_key(k, &mut fx),
-                Screen::Table(_) => self.table_key(k, &mut fx),
-            },
+            Input::Key(k) => {
+                let before = self.status.clone();
+                match &self.screen {
+                    Screen::Lobby(_) => self.lobby_key(k, &mut fx),
+                    Screen::Table(_) => self.table_key(k, &mut fx),
+                }
+                // The next action clears an old refusal: it is about a move
+                // that is no longer being made.
+                let acted = fx.iter().any(|f| {
+                    matches!(
+                        f,
+                        Effect::Send(_)
+                            | Effect::CreateTable { .. }
+                            | Effect::Join { .. }
+                            | Effect::Watch { .. }
+                    )
+                });
+                if acted && self.status == before && matches!(before, Some((Tone::Error, _))) {
+                    self.status = None;
+                }
+            }
             Input::Tick => {
                 if let Screen::Lobby(l) = &mut self.screen
                     && !l.loading
@@ -317,7 +339,7 @@ impl App {
     /// True while text is being typed (keys are text, not commands).
     fn typing(&self) -> bool {
         match &self.screen {
-            Screen::Lobby(l) => l.naming.is_some(),
+            Screen::Lobby(l) => l.naming.is_some() || l.choosing.is_some(),
             Screen::Table(t) => !t.input.is_empty(),
         }
     }
@@ -334,9 +356,27 @@ impl App {
                 Key::Enter => {
                     let name = name.trim().to_owned();
                     l.naming = None;
-                    fx.push(Effect::CreateTable {
-                        name: if name.is_empty() { format!("{}'s table", self.name) } else { name },
-                    });
+                    let name = if name.is_empty() { format!("{}'s table", self.name) } else { name };
+                    l.choosing = Some((name, TableOptions::default()));
+                    self.info("choose the options: each key changes one; Enter creates the table");
+                }
+                _ => {}
+            }
+            return;
+        }
+        if let Some((name, options)) = &mut l.choosing {
+            match key {
+                Key::Char(c) => {
+                    options::cycle(options, c.to_ascii_lowercase());
+                }
+                Key::Esc => {
+                    l.choosing = None;
+                    self.status = None;
+                }
+                Key::Enter => {
+                    let (name, options) = (name.clone(), *options);
+                    l.choosing = None;
+                    fx.push(Effect::CreateTable { name, options });
                     self.info("creating the table…");
                 }
                 _ => {}
@@ -557,6 +597,11 @@ impl App {
                 self.error(message);
             }
             Event::Pong { .. } => {}
+            Event::Chat { name, text, .. } => {
+                // The server refuses control characters; a terminal is kept safe anyway.
+                let text: String = text.chars().filter(|c| !c.is_control()).collect();
+                self.info(format!("{name}: {text}"));
+            }
             Event::Disconnected { reason, attempt, retry_in } => {
                 t.link = Link::Reconnecting { attempt, at_ms: now + retry_in.as_millis() as u64, reason };
             }

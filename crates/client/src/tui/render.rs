@@ -2,10 +2,44 @@
 
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
-use spades_engine::{Legal, Outcome, Seat, Team};
+use spades_engine::{Card, Legal, Outcome, Seat, Suit, Team};
 use spades_protocol::{SeatStatus, TablePhase, TableView};
 
 use super::{App, Link, Lobby, Screen, TableScreen, Tone, clock_left_ms, hand_cards, mmss, my_turn};
+
+/// The lobby's width: it fits an 80-column terminal.
+pub const LOBBY_WIDTH: usize = 80;
+
+/// A card with its suit's symbol: `Q♥`, `10♠`.
+pub fn card_text(card: Card) -> String {
+    let text = card.to_string();
+    let rank = &text[..text.len() - 1];
+    let rank = if rank == "T" { "10" } else { rank };
+    let suit = match card.suit() {
+        Suit::Spades => '♠',
+        Suit::Hearts => '♥',
+        Suit::Diamonds => '♦',
+        Suit::Clubs => '♣',
+    };
+    format!("{rank}{suit}")
+}
+
+/// Hearts and diamonds are red, spades and clubs the terminal's own colour.
+pub fn card_style(card: Card) -> Style {
+    match card.suit() {
+        Suit::Hearts | Suit::Diamonds => Style::default().fg(Color::Red),
+        Suit::Spades | Suit::Clubs => Style::default(),
+    }
+}
+
+/// A signed number of points: `+41`, `−100`, `0`.
+fn signed(n: i32) -> String {
+    match n.cmp(&0) {
+        std::cmp::Ordering::Greater => format!("+{n}"),
+        std::cmp::Ordering::Less => format!("-{}", -i64::from(n)),
+        std::cmp::Ordering::Equal => "0".to_owned(),
+    }
+}
 
 /// The lines without their styles (for tests and logs).
 pub fn plain(lines: &[Line<'_>]) -> Vec<String> {
@@ -68,11 +102,29 @@ fn help(app: &App) -> &'static [&'static str] {
 }
 
 fn lobby(app: &App, l: &Lobby, out: &mut Vec<Line<'static>>) {
+    let title = format!(" · {} · playing as {}", app.server, app.name);
     out.push(Line::from(vec![
         Span::styled("Spades".to_owned(), bold()),
-        Span::raw(format!(" · {} · playing as {}", app.server, app.name)),
+        Span::raw(truncate(&title, LOBBY_WIDTH - "Spades".len())),
     ]));
     out.push(Line::default());
+    if let Some((name, options)) = &l.choosing {
+        out.push(Line::from(vec![
+            Span::raw("New table: ".to_owned()),
+            Span::styled(truncate(name, LOBBY_WIDTH - 11), bold()),
+        ]));
+        for (key, what, value) in super::options::describe(options) {
+            out.push(Line::from(vec![
+                Span::styled(format!("  {key}  "), bold()),
+                Span::raw(format!("{what:<20} {}", truncate(&value, LOBBY_WIDTH - 26))),
+            ]));
+        }
+        out.push(Line::from(Span::styled(
+            "  a key changes its option · Enter creates the table · Esc cancels".to_owned(),
+            dim(),
+        )));
+        out.push(Line::default());
+    }
     if let Some(name) = &l.naming {
         out.push(Line::from(vec![
             Span::raw("New table name: ".to_owned()),
@@ -88,7 +140,7 @@ fn lobby(app: &App, l: &Lobby, out: &mut Vec<Line<'static>>) {
     }
     out.push(Line::from(Span::styled(
         format!(
-            "  {:<24} {:<9} {:<6} {:>4} {:>11}  {}",
+            "  {:<22} {:<8} {:<4} {:>4} {:>11}  {}",
             "table", "phase", "open", "hand", "score", "players"
         ),
         bold(),
@@ -97,15 +149,17 @@ fn lobby(app: &App, l: &Lobby, out: &mut Vec<Line<'static>>) {
         let phase = phase_name(t.phase);
         let players: Vec<String> = t.seats.iter().filter_map(|s| s.name.clone()).collect();
         let text = format!(
-            "{} {:<24} {:<9} {:<6} {:>4} {:>11}  {}",
+            "{} {:<22} {:<8} {:<4} {:>4} {:>11}  ",
             if i == l.selected { ">" } else { " " },
-            truncate(&t.name, 24),
+            truncate(&t.name, 22),
             phase,
             format!("{}/4", t.open_seats),
             t.hand_number,
             format!("{} : {}", t.scores[0], t.scores[1]),
-            players.join(", ")
         );
+        // The players take what is left of the 80 columns.
+        let room = LOBBY_WIDTH.saturating_sub(text.chars().count());
+        let text = format!("{text}{}", truncate(&players.join(", "), room));
         let style = if i == l.selected {
             Style::default().add_modifier(Modifier::REVERSED)
         } else {
@@ -175,7 +229,7 @@ fn table(app: &App, t: &TableScreen, out: &mut Vec<Line<'static>>) {
 
     // The seats.
     out.push(Line::from(Span::styled(
-        format!("  {:<6} {:<24} {:>4} {:>6}  {}", "seat", "player", "bid", "tricks", "status"),
+        format!("  {:<6}   {:<22} {:>4} {:>6}  {}", "seat", "player", "bid", "tricks", "status"),
         bold(),
     )));
     let left = clock_left_ms(t, app.now_ms);
@@ -183,6 +237,7 @@ fn table(app: &App, t: &TableScreen, out: &mut Vec<Line<'static>>) {
         let seat = info.seat;
         let name = info.name.clone().unwrap_or_else(|| "—".to_owned());
         let name = if v.you == Some(seat) { format!("{name} (you)") } else { name };
+        let dealer = game.is_some_and(|g| g.dealer == seat) && v.phase != TablePhase::Finished;
         let bid = game
             .and_then(|g| g.bids[seat])
             .map_or("".to_owned(), |b| if b == 0 { "nil".into() } else { b.to_string() });
@@ -197,10 +252,11 @@ fn table(app: &App, t: &TableScreen, out: &mut Vec<Line<'static>>) {
         }
         let on_turn = game.and_then(|g| g.turn) == Some(seat);
         let mut spans = vec![Span::raw(format!(
-            "{} {:<6} {:<24} {:>4} {:>6}  {}",
+            "{} {:<6} {} {:<22} {:>4} {:>6}  {}",
             if on_turn { "▶" } else { " " },
             seat.name(),
-            truncate(&name, 24),
+            if dealer { "D" } else { " " },
+            truncate(&name, 22),
             bid,
             tricks,
             status
@@ -251,14 +307,10 @@ fn table(app: &App, t: &TableScreen, out: &mut Vec<Line<'static>>) {
         )),
     ]));
     if let Some(r) = &g.last_hand {
-        let team = |tm: Team| {
-            let s = &r.teams[tm];
-            format!("{} bid {} took {}: {:+}", tm.name(), s.contract, s.counted_tricks, s.hand_points)
-        };
-        out.push(Line::from(Span::styled(
-            format!("Hand {}  {}   {}", r.hand_number, team(Team::NorthSouth), team(Team::EastWest)),
-            dim(),
-        )));
+        out.push(Line::from(Span::styled(format!("Hand {} scored", r.hand_number), bold())));
+        for tm in [Team::NorthSouth, Team::EastWest] {
+            out.push(Line::from(Span::raw(breakdown(r, tm))));
+        }
     }
     if let Some(result) = &g.result {
         let text = match result.outcome {
@@ -279,16 +331,31 @@ fn table(app: &App, t: &TableScreen, out: &mut Vec<Line<'static>>) {
     out.push(Line::default());
 
     // The trick.
-    let trick: Vec<String> = g.trick.plays().map(|(s, c)| format!("{}: {c}", short(s))).collect();
-    out.push(Line::from(vec![
-        Span::styled("Trick  ".to_owned(), bold()),
-        Span::raw(if trick.is_empty() { "—".to_owned() } else { trick.join("  ") }),
-        Span::styled(if g.spades_broken { "   spades broken".to_owned() } else { String::new() }, dim()),
-    ]));
+    let mut trick = vec![Span::styled("Trick  ".to_owned(), bold())];
+    for (s, c) in g.trick.plays() {
+        trick.push(Span::raw(format!("{}: ", short(s))));
+        trick.push(Span::styled(card_text(c), card_style(c).add_modifier(Modifier::BOLD)));
+        trick.push(Span::raw("  ".to_owned()));
+    }
+    if g.trick.plays().next().is_none() {
+        trick.push(Span::raw("—".to_owned()));
+    }
+    trick.push(Span::styled(
+        if g.spades_broken { "   spades broken".to_owned() } else { String::new() },
+        dim(),
+    ));
+    out.push(Line::from(trick));
     if let Some(last) = &g.last_trick {
-        let cards: Vec<String> = last.plays().map(|(s, c)| format!("{}: {c}", short(s))).collect();
-        let winner = last.winner().map_or(String::new(), |w| format!(" → {}", w.name()));
-        out.push(Line::from(Span::styled(format!("Last   {}{winner}", cards.join("  ")), dim())));
+        let mut spans = vec![Span::styled("Last   ".to_owned(), dim())];
+        for (s, c) in last.plays() {
+            spans.push(Span::styled(format!("{}: ", short(s)), dim()));
+            spans.push(Span::styled(card_text(c), card_style(c)));
+            spans.push(Span::raw("  ".to_owned()));
+        }
+        if let Some(w) = last.winner() {
+            spans.push(Span::styled(format!("→ {}", w.name()), dim()));
+        }
+        out.push(Line::from(spans));
     }
     out.push(Line::default());
 
@@ -306,21 +373,58 @@ fn table(app: &App, t: &TableScreen, out: &mut Vec<Line<'static>>) {
                 spans.push(Span::raw("  ".to_owned()));
             }
             prev_suit = Some(card.suit());
-            let mut style = Style::default();
+            let mut style = card_style(*card);
             if let Some(l) = legal {
-                style = if l.contains(*card) { bold() } else { dim() };
+                style = if l.contains(*card) {
+                    style.add_modifier(Modifier::BOLD)
+                } else {
+                    style.add_modifier(Modifier::DIM)
+                };
                 if i == t.cursor {
                     style = style.add_modifier(Modifier::REVERSED);
                 }
             }
+            let shown = card_text(*card);
             let text =
-                if legal.is_some() && i == t.cursor { format!("[{card}]") } else { format!(" {card} ") };
+                if legal.is_some() && i == t.cursor { format!("[{shown}]") } else { format!(" {shown} ") };
             spans.push(Span::styled(text, style));
         }
         out.push(Line::from(spans));
         out.push(Line::default());
         prompt(t, v, out);
     }
+}
+
+/// One team's whole scoring of a hand: the contract, bags, nils and the
+/// bag penalty, adding up to the hand's points and the new score.
+fn breakdown(r: &spades_engine::HandResult, tm: Team) -> String {
+    let s = &r.teams[tm];
+    let contract = if s.contract == 0 {
+        "no contract".to_owned()
+    } else {
+        format!(
+            "bid {} took {} {} {}",
+            s.contract,
+            s.counted_tricks,
+            if s.made { "made" } else { "set" },
+            signed(s.contract_points)
+        )
+    };
+    let mut parts = vec![contract, format!("bags {} {}", s.bags, signed(s.bag_points))];
+    if s.nil_points != 0 {
+        parts.push(format!("nil {}", signed(s.nil_points)));
+    }
+    if s.bag_penalty != 0 {
+        parts.push(format!("bag penalty {}", signed(s.bag_penalty)));
+    }
+    format!(
+        "  {:<11} {} = {} → {} ({} bags)",
+        tm.name(),
+        parts.join(", "),
+        signed(s.hand_points),
+        s.score,
+        s.bag_count
+    )
 }
 
 fn prompt(t: &TableScreen, v: &TableView, out: &mut Vec<Line<'static>>) {

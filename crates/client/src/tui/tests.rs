@@ -51,6 +51,7 @@ fn view_of(m: Option<&Match>, you: Seat, server_time: u64) -> TableView {
         server_time,
         autopilot_after: 3,
         fair: None,
+        rematch: None,
     }
 }
 
@@ -127,7 +128,12 @@ fn the_lobby_lists_refreshes_creates_and_joins() {
 
     key(&mut app, Key::Char('c'));
     assert!(text(&app).contains("New table name"));
-    assert_eq!(typed(&mut app, "Late game"), vec![Effect::CreateTable { name: "Late game".into() }]);
+    assert!(typed(&mut app, "Late game").is_empty(), "the options come next");
+    assert!(text(&app).contains("New table: Late game"), "{}", text(&app));
+    assert_eq!(
+        key(&mut app, Key::Enter),
+        vec![Effect::CreateTable { name: "Late game".into(), options: TableOptions::default() }]
+    );
     let created = CreatedTable { table: TABLE, owner_token: "owner-secret".into() };
     assert_eq!(
         app.update(6000, Input::Created(Ok(created))),
@@ -214,7 +220,7 @@ fn cards_are_chosen_with_arrows_or_typed() {
     let Legal::Play { cards } = m.legal_moves() else { panic!("not playing") };
     let first_legal = hand.iter().position(|c| cards.contains(*c)).unwrap();
     assert_eq!(app.table().unwrap().cursor, first_legal);
-    assert!(text(&app).contains(&format!("[{}]", hand[first_legal])));
+    assert!(text(&app).contains(&format!("[{}]", render::card_text(hand[first_legal]))));
     assert_eq!(key(&mut app, Key::Enter), vec![Effect::Send(Command::Play(hand[first_legal]))]);
     show(&mut app, 1, view_of(Some(&m), me, 1));
     key(&mut app, Key::Right);
@@ -329,4 +335,175 @@ fn a_timeout_and_the_autopilot_are_told() {
         timeout_news(Some(&after), &auto).as_deref(),
         Some("autopilot is on after 3 timeouts in a row: /takeover to play again")
     );
+}
+
+#[test]
+fn options_are_chosen_when_creating_a_table() {
+    let mut app = App::new("http://127.0.0.1:8080", "Ann");
+    key(&mut app, Key::Char('c'));
+    assert!(typed(&mut app, "Options").is_empty());
+    let screen = text(&app);
+    for want in ["match end", "first to 500", "nil", "±100", "bag penalty", "tempo", "normal", "spectators"]
+    {
+        assert!(screen.contains(want), "{want}: {screen}");
+    }
+    for c in ['m', 'n', 'n', 'p', 'x', 't', 'c', 'l', 'f'] {
+        assert!(key(&mut app, Key::Char(c)).is_empty());
+    }
+    let screen = text(&app);
+    assert!(
+        screen.contains("first to 300") && screen.contains("off (bids 1-13)") && screen.contains("fast"),
+        "{screen}"
+    );
+    let fx = key(&mut app, Key::Enter);
+    let [Effect::CreateTable { name, options }] = fx.as_slice() else { panic!("{fx:?}") };
+    assert_eq!(name, "Options");
+    let r = &options.rules;
+    assert_eq!(r.match_end, spades_engine::MatchEnd::Target(300));
+    assert_eq!(r.nil, spades_engine::NilRule::Off);
+    assert_eq!(r.bag_penalty, spades_engine::BagPenalty::FiveForFifty);
+    assert_eq!(r.spades_lead, spades_engine::SpadesLead::AnyTime);
+    assert_eq!(r.failed_nil, spades_engine::FailedNil::CountForPartner);
+    assert!(r.mercy && options.spectator_chat);
+    assert_eq!(options.tempo, spades_protocol::Tempo::Fast);
+    // Esc gives up on the new table.
+    key(&mut app, Key::Char('c'));
+    typed(&mut app, "Never");
+    assert!(key(&mut app, Key::Esc).is_empty());
+    assert!(!text(&app).contains("New table"));
+}
+
+#[test]
+fn the_dealer_is_marked() {
+    let m = Match::new(Rules::default(), 21);
+    let me = m.turn().unwrap();
+    let dealer = m.hand().dealer();
+    let mut app = seated(me, false);
+    show(&mut app, 0, view_of(Some(&m), me, 1));
+    let screen = text(&app);
+    let row = |s: Seat| {
+        screen
+            .lines()
+            .find(|l| l.chars().skip(2).collect::<String>().starts_with(s.name()))
+            .unwrap()
+            .to_owned()
+    };
+    assert!(row(dealer).contains(&format!("{:<6} D ", dealer.name())), "{}", row(dealer));
+    for s in Seat::ALL.into_iter().filter(|&s| s != dealer) {
+        assert!(!row(s).contains(" D "), "{}", row(s));
+    }
+}
+
+#[test]
+fn the_hand_end_breakdown_shows_bags_nils_and_penalties() {
+    use spades_engine::{BySeat, ByTeam, HandResult};
+    // North–South bid 3 + 3 and take 9: three bags on top of 8, a penalty.
+    // East bids nil and takes nothing; West bids 4 and takes 4.
+    let result = HandResult::score(
+        &Rules::default(),
+        4,
+        Seat::West,
+        BySeat([3, 0, 3, 4]),
+        BySeat([5, 0, 4, 4]),
+        ByTeam([(100, 8), (50, 2)]),
+    );
+    let m = Match::new(Rules::default(), 22);
+    let me = m.turn().unwrap();
+    let mut view = view_of(Some(&m), me, 1);
+    view.game.as_mut().unwrap().last_hand = Some(result);
+    let mut app = seated(me, false);
+    show(&mut app, 0, view);
+    let screen = text(&app);
+    assert!(screen.contains("Hand 4 scored"), "{screen}");
+    let line = |team: &str| screen.lines().find(|l| l.trim_start().starts_with(team)).unwrap().to_owned();
+    assert_eq!(
+        line("North-South").trim(),
+        "North-South bid 6 took 9 made +60, bags 3 +3, bag penalty -100 = -37 → 63 (1 bags)"
+    );
+    assert_eq!(
+        line("East-West").trim(),
+        "East-West   bid 4 took 4 made +40, bags 0 0, nil +100 = +140 → 190 (2 bags)"
+    );
+}
+
+#[test]
+fn suits_are_symbols_and_red_suits_are_red() {
+    let m = Match::new(Rules::default(), 23);
+    let me = m.turn().unwrap();
+    let mut app = seated(me, false);
+    show(&mut app, 0, view_of(Some(&m), me, 1));
+    let hand: Vec<Card> = m.view(Some(me)).hand.unwrap().into_iter().collect();
+    let lines = app.lines();
+    let spans: Vec<_> = lines.iter().flat_map(|l| l.spans.iter()).collect();
+    for card in hand {
+        let shown = render::card_text(card);
+        assert!(shown.ends_with(['♠', '♥', '♦', '♣']) && !shown.contains('T'), "{shown}");
+        let span =
+            spans.iter().find(|s| s.content.trim() == shown).unwrap_or_else(|| panic!("{shown} not shown"));
+        let red = span.style.fg == Some(ratatui::style::Color::Red);
+        assert_eq!(
+            red,
+            matches!(card.suit(), spades_engine::Suit::Hearts | spades_engine::Suit::Diamonds),
+            "{shown}"
+        );
+    }
+    assert_eq!(render::card_text("TD".parse().unwrap()), "10♦");
+}
+
+#[test]
+fn an_old_error_is_cleared_by_the_next_action() {
+    let m = Match::new(Rules::default(), 24);
+    let me = m.turn().unwrap();
+    let mut app = seated(me, false);
+    show(&mut app, 0, view_of(Some(&m), me, 1));
+    assert!(typed(&mut app, "four").is_empty());
+    assert!(text(&app).contains("\"four\" is not a bid"));
+    // The next move goes out and the old error goes away at once, before
+    // the server has answered.
+    assert_eq!(typed(&mut app, "4"), vec![Effect::Send(Command::Bid(4))]);
+    assert!(!text(&app).contains("is not a bid"), "{}", text(&app));
+    // A refusal from the server is cleared by the next move too.
+    app.update(
+        10,
+        Input::Session(Event::Refused {
+            req: Some(1),
+            code: ErrorCode::NotYourTurn,
+            message: "not your turn".into(),
+        }),
+    );
+    show(&mut app, 11, view_of(Some(&m), me, 1));
+    assert!(text(&app).contains("! not your turn"));
+    assert_eq!(typed(&mut app, "5"), vec![Effect::Send(Command::Bid(5))]);
+    assert!(!text(&app).contains("not your turn"));
+}
+
+#[test]
+fn the_lobby_fits_80_columns() {
+    let mut app = App::new("https://a-rather-long-host-name.cards.example.org:8443", "Bartholomew the Third");
+    let mut long = summary("A table with a very long name indeed, forty", 1);
+    long.seats = Seat::ALL.map(|seat| SeatInfo {
+        seat,
+        name: Some(format!("{} Maximilian-Alexander", seat.name())),
+        kind: Some(SeatKind::Human),
+        status: SeatStatus::Present,
+        away_until: None,
+        timeouts: 0,
+    });
+    long.scores = [-1234, 5678];
+    long.hand_number = 99;
+    app.update(0, Input::Tables(Ok(vec![long, summary("Short", 2)])));
+    for help in [false, true] {
+        app.help = help;
+        for line in plain(&app.lines()) {
+            assert!(line.chars().count() <= 80, "{} columns: {line}", line.chars().count());
+        }
+    }
+    let screen = text(&app);
+    assert!(screen.contains("North Maximilian"), "the players are still shown: {screen}");
+    // The options step too.
+    key(&mut app, Key::Char('c'));
+    typed(&mut app, &"x".repeat(40));
+    for line in plain(&app.lines()) {
+        assert!(line.chars().count() <= 80, "{} columns: {line}", line.chars().count());
+    }
 }

@@ -20,6 +20,7 @@ fn five_hands() -> CreateTable {
         options: TableOptions {
             rules: Rules { match_end: MatchEnd::Hands(5), ..Rules::default() },
             tempo: Tempo::Normal,
+            ..TableOptions::default()
         },
     }
 }

@@ -14,7 +14,11 @@ use spades_engine::{Action, Legal, MatchEnd, Rules, Seat};
 use crate::helpers::*;
 
 fn five_hands() -> TableOptions {
-    TableOptions { rules: Rules { match_end: MatchEnd::Hands(5), ..Rules::default() }, tempo: Tempo::Normal }
+    TableOptions {
+        rules: Rules { match_end: MatchEnd::Hands(5), ..Rules::default() },
+        tempo: Tempo::Normal,
+        ..TableOptions::default()
+    }
 }
 
 /// Plays one seat with the rule bot until the match is over; returns the

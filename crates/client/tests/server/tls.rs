@@ -84,6 +84,7 @@ async fn a_match_over_https_and_wss_through_a_tls_proxy() {
     let options = TableOptions {
         rules: Rules { match_end: MatchEnd::Hands(5), ..Rules::default() },
         tempo: Tempo::Normal,
+        ..TableOptions::default()
     };
     let created = client.create_table(&CreateTable { name: Some("Over TLS".into()), options }).await.unwrap();
     let listed = client.tables(TableQuery::default()).await.unwrap();

@@ -68,8 +68,19 @@ async fn a_person_creates_a_table_and_plays_a_hand_by_keys() {
     h.keys(&[Key::Char('c')]).await;
     h.keys(&chars("Terminal test")).await;
     h.keys(&[Key::Enter]).await;
+    // The options, one key each: 9 hands.
+    assert!(h.screen().contains("match end"), "{}", h.screen());
+    h.keys(&[Key::Char('m'), Key::Char('m'), Key::Char('m'), Key::Char('m'), Key::Char('m')]).await;
+    assert!(h.screen().contains("9 hands"), "{}", h.screen());
+    h.keys(&[Key::Enter]).await;
     h.until("sitting down", |a| a.table().is_some_and(|t| t.view.is_some())).await;
     assert!(h.screen().contains("Spades · Terminal test · lobby"), "{}", h.screen());
+    let status = Client::new(&server.url()).unwrap().table(h.app.table().unwrap().table).await.unwrap();
+    assert_eq!(
+        status.summary.options.rules.match_end,
+        spades_engine::MatchEnd::Hands(9),
+        "the options chosen"
+    );
     h.keys(&[Key::Char('b')]).await;
     h.until("the bots", |a| {
         a.table().and_then(|t| t.view.as_ref()).is_some_and(|v| v.seats.iter().all(|s| s.name.is_some()))

@@ -197,7 +197,13 @@ impl Relay {
                     {
                         p.push((r, act.clone()));
                     }
-                    let msg = Request::Act { table: self.table, origin: self.cluster.origin.clone(), conn, req, act };
+                    let msg = Request::Act {
+                        table: self.table,
+                        origin: self.cluster.origin.clone(),
+                        conn,
+                        req,
+                        act,
+                    };
                     self.publish(node, &msg).await;
                 }
                 None => {
@@ -210,6 +216,24 @@ impl Relay {
                 self.conns.remove(&conn);
                 self.cluster.links.remove(&conn);
                 self.detach_at_target(conn).await;
+            }
+            // A rematch is planned and created on the node that owns the
+            // table; through a relay only when the table moved here.
+            TableCommand::PlanRematch { conn, req, owner_token, reply } => match &self.target {
+                Some(Target::Local(h)) => {
+                    let _ = h.send(TableCommand::PlanRematch { conn, req, owner_token, reply }).await;
+                }
+                _ => {
+                    if let Some(c) = self.conns.get(&conn) {
+                        let _ = c.outbox.try_send(rematch_elsewhere(req));
+                    }
+                    let _ = reply.send(None);
+                }
+            },
+            TableCommand::RematchStarted { conn, req, next } => {
+                if let Some(Target::Local(h)) = &self.target {
+                    let _ = h.send(TableCommand::RematchStarted { conn, req, next }).await;
+                }
             }
         }
     }
@@ -407,14 +431,15 @@ impl Relay {
                     }
                 }
                 Target::Remote { node, epoch } => {
-                    self.cluster
-                        .links
-                        .insert(conn, Link {
+                    self.cluster.links.insert(
+                        conn,
+                        Link {
                             outbox: outbox.clone(),
                             epoch,
                             events: self.events_tx.clone(),
                             pending: Arc::clone(pending),
-                        });
+                        },
+                    );
                     let msg = Request::Attach {
                         table: self.table,
                         origin: self.cluster.origin.clone(),
@@ -467,6 +492,19 @@ fn answered(pending: &Pending, frame: &str) {
     {
         p.retain(|(r, _)| *r != req);
     }
+}
+
+/// The refusal of a rematch asked through a node that does not own the
+/// table.
+fn rematch_elsewhere(req: Option<u32>) -> axum::extract::ws::Utf8Bytes {
+    let msg = ServerMessage::Error {
+        req,
+        code: ErrorCode::Capacity,
+        message:
+            "this server cannot start the rematch of a table another server runs: reconnect and try again"
+                .into(),
+    };
+    serde_json::to_string(&msg).unwrap_or_default().into()
 }
 
 /// The refusal while a table is between owners.

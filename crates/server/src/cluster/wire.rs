@@ -100,6 +100,8 @@ pub(crate) enum WireAct {
     Start { owner_token: String },
     AddBots { owner_token: String },
     Seed { seed: spades_engine::ClientSeed },
+    Chat { text: String },
+    Rematch { ready: bool },
 }
 
 /// As [`Act`]'s: owner tokens are never printed.
@@ -120,6 +122,8 @@ impl From<Act> for WireAct {
             Act::Start { owner_token } => WireAct::Start { owner_token },
             Act::AddBots { owner_token } => WireAct::AddBots { owner_token },
             Act::Seed(seed) => WireAct::Seed { seed },
+            Act::Chat(text) => WireAct::Chat { text },
+            Act::Rematch(ready) => WireAct::Rematch { ready },
         }
     }
 }
@@ -135,6 +139,8 @@ impl From<WireAct> for Act {
             WireAct::Start { owner_token } => Act::Start { owner_token },
             WireAct::AddBots { owner_token } => Act::AddBots { owner_token },
             WireAct::Seed { seed } => Act::Seed(seed),
+            WireAct::Chat { text } => Act::Chat(text),
+            WireAct::Rematch { ready } => Act::Rematch(ready),
         }
     }
 }

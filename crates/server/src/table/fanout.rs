@@ -60,7 +60,7 @@ pub(crate) fn empty_status(id: Uuid) -> TableStatus {
 impl Table {
     /// Queues `frame` for `conn`; a full or closed outbox marks the
     /// connection to be dropped.
-    fn queue(&mut self, conn: ConnId, outbox_index: usize, frame: Utf8Bytes) {
+    pub(super) fn queue(&mut self, conn: ConnId, outbox_index: usize, frame: Utf8Bytes) {
         match self.conns[outbox_index].outbox.try_send(frame) {
             Ok(()) => {}
             Err(TrySendError::Full(_)) => {
@@ -178,6 +178,7 @@ impl Table {
             server_time: now_ms,
             autopilot_after: self.settings.autopilot_after,
             fair: self.fairness(),
+            rematch: self.rematch_view(),
         };
         match serde_json::to_string(&ServerMessage::View { seq: self.seq, view: Box::new(view) }) {
             Ok(s) => Some(Utf8Bytes::from(s)),

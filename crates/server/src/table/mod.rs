@@ -23,7 +23,7 @@ use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use spades_engine::{BySeat, Card, Match, Seat};
-use spades_protocol::{SeatKind, TableOptions, TableStatus};
+use spades_protocol::{ErrorCode, SeatKind, TableOptions, TableStatus};
 use tokio::sync::{mpsc, oneshot, watch};
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
@@ -35,11 +35,13 @@ use crate::token::TokenHash;
 use spades_bots::Strength;
 
 mod bots;
+mod chat;
 mod clock;
 mod fair;
 mod fanout;
 mod handle;
 mod moves;
+mod rematch;
 mod seats;
 
 use bots::PendingDecision;
@@ -48,6 +50,7 @@ use fanout::Conn;
 pub(crate) use fanout::empty_status;
 pub use handle::{TableClosed, TableHandle};
 use moves::Retry;
+pub use rematch::RematchPlan;
 use seats::Occupant;
 
 /// Identifies one WebSocket connection.
@@ -143,6 +146,10 @@ pub enum Act {
     },
     /// A player's seed for the fair deals.
     Seed(spades_engine::ClientSeed),
+    /// Say something (already checked and rate-limited by the connection).
+    Chat(String),
+    /// After the match: ready for a rematch, or no longer.
+    Rematch(bool),
 }
 
 impl std::fmt::Debug for Act {
@@ -153,6 +160,8 @@ impl std::fmt::Debug for Act {
             Act::TakeOver => f.write_str("TakeOver"),
             Act::Leave => f.write_str("Leave"),
             Act::Closing => f.write_str("Closing"),
+            Act::Chat(text) => f.debug_tuple("Chat").field(&text.len()).finish(),
+            Act::Rematch(ready) => f.debug_tuple("Rematch").field(ready).finish(),
             // Owner tokens are secrets: never printed.
             Act::Start { .. } => f.debug_struct("Start").finish_non_exhaustive(),
             Act::AddBots { .. } => f.debug_struct("AddBots").finish_non_exhaustive(),
@@ -195,6 +204,27 @@ pub enum TableCommand {
         req: Option<u32>,
         /// The action.
         act: Act,
+    },
+    /// The owner asks for a rematch: the table replies with the new
+    /// table's plan, or refuses the connection and replies `None`.
+    PlanRematch {
+        /// The connection.
+        conn: ConnId,
+        /// The request id to echo.
+        req: Option<u32>,
+        /// The owner token.
+        owner_token: String,
+        /// The plan, when accepted.
+        reply: oneshot::Sender<Option<RematchPlan>>,
+    },
+    /// The rematch's table was created, or why not.
+    RematchStarted {
+        /// The connection that asked.
+        conn: ConnId,
+        /// Its request id.
+        req: Option<u32>,
+        /// The new table, or the refusal.
+        next: Result<Uuid, (ErrorCode, String)>,
     },
 }
 
@@ -340,6 +370,8 @@ pub fn spawn(
         bot_due: None,
         bot_pending: None,
         retry: None,
+        chat_log: chat::ChatLog::new(),
+        rematch: rematch::RematchState::default(),
         hands_stored: 0,
         idle_since: Some(Instant::now()),
         settings: init.settings,
@@ -412,6 +444,10 @@ struct Table {
     bot_pending: Option<PendingDecision>,
     /// Storage work that failed and is retried with backoff.
     retry: Option<Retry>,
+    /// The last chat messages (memory only).
+    chat_log: chat::ChatLog,
+    /// Readiness for a rematch, once the match is over.
+    rematch: rematch::RematchState,
     /// Hand results written to the log so far.
     hands_stored: usize,
     idle_since: Option<Instant>,
@@ -463,6 +499,10 @@ impl Table {
             }
             TableCommand::Detach { conn } => self.detach(conn, now),
             TableCommand::Act { conn, req, act } => self.act(conn, req, act, now).await,
+            TableCommand::PlanRematch { conn, req, owner_token, reply } => {
+                let _ = reply.send(self.plan_rematch(conn, req, &owner_token));
+            }
+            TableCommand::RematchStarted { conn, req, next } => self.rematch_started(conn, req, next, now),
         }
         self.settle_dropped(now);
     }

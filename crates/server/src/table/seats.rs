@@ -221,6 +221,7 @@ impl Table {
         self.idle_since = None;
         if !quiet {
             self.send_to(conn, &reply);
+            self.send_chat_log(conn);
         }
         if matches!(role, Role::Spectator | Role::Left(_)) {
             // Nothing changed for anybody else: just this connection's view.
@@ -368,6 +369,8 @@ impl Table {
                 self.send_to(conn, &ServerMessage::Ack { req });
                 self.broadcast(now);
             }
+            Act::Chat(text) => self.chat(conn, req, role, text),
+            Act::Rematch(ready) => self.rematch_ready(conn, req, role, ready, now),
             Act::Closing => {
                 if let Some(c) = self.conns.iter_mut().find(|c| c.id == conn) {
                     c.closing = true;
@@ -462,7 +465,12 @@ impl Table {
             }
             Act::Bid(b) => self.player_action(conn, req, seat, Action::Bid(b), now).await,
             Act::Play(c) => self.player_action(conn, req, seat, Action::Play(c), now).await,
-            Act::Closing | Act::Start { .. } | Act::AddBots { .. } | Act::Seed(_) => {}
+            Act::Closing
+            | Act::Start { .. }
+            | Act::AddBots { .. }
+            | Act::Seed(_)
+            | Act::Chat(_)
+            | Act::Rematch(_) => {}
         }
     }
 

@@ -88,6 +88,7 @@ struct Fake {
     view: Option<TableView>,
     token: Option<String>,
     errors: Vec<ErrorCode>,
+    chats: Vec<(Option<Seat>, String, String)>,
 }
 
 static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
@@ -102,6 +103,7 @@ impl Fake {
             view: None,
             token: None,
             errors: Vec::new(),
+            chats: Vec::new(),
         }
     }
 
@@ -146,6 +148,7 @@ impl Fake {
                 ServerMessage::View { view, .. } => self.view = Some(*view),
                 ServerMessage::Joined { token, .. } => self.token = Some(token),
                 ServerMessage::Error { code, .. } => self.errors.push(code),
+                ServerMessage::Chat { from, name, text, .. } => self.chats.push((from, name, text)),
                 _ => {}
             }
         }
@@ -211,7 +214,9 @@ fn act_of(a: Action) -> Act {
 #[tokio::test(start_paused = true)]
 async fn bid_and_card_timeouts_follow_each_tempo() {
     for tempo in [Tempo::Relaxed, Tempo::Normal, Tempo::Fast] {
-        let (h, mut seats) = started(TableOptions { rules: Rules::default(), tempo }, settings()).await;
+        let (h, mut seats) =
+            started(TableOptions { rules: Rules::default(), tempo, ..TableOptions::default() }, settings())
+                .await;
         let v = seats[0].view();
         let first = turn_of(&v);
         let clock = v.clock.unwrap();
@@ -337,8 +342,11 @@ async fn playing_yourself_ends_the_autopilot() {
 #[tokio::test(start_paused = true)]
 async fn a_dropped_seat_is_held_for_the_grace_then_a_bot_plays_it() {
     for (closing, grace) in [(false, 60u64), (true, 10u64)] {
-        let (h, mut seats) =
-            started(TableOptions { rules: Rules::default(), tempo: Tempo::Relaxed }, settings()).await;
+        let (h, mut seats) = started(
+            TableOptions { rules: Rules::default(), tempo: Tempo::Relaxed, ..TableOptions::default() },
+            settings(),
+        )
+        .await;
         let first = turn_of(&seats[0].view());
         // The seat that bids last drops out.
         let gone = first.offset(3);
@@ -430,7 +438,8 @@ async fn leaving_is_permanent_and_a_bot_plays_on() {
 async fn a_match_where_every_turn_times_out_still_ends() {
     let s = TableSettings { autopilot_after: u8::MAX, ..settings() };
     let rules = Rules { match_end: MatchEnd::Hands(5), ..Rules::default() };
-    let (h, mut seats) = started(TableOptions { rules, tempo: Tempo::Fast }, s).await;
+    let (h, mut seats) =
+        started(TableOptions { rules, tempo: Tempo::Fast, ..TableOptions::default() }, s).await;
     let start = Instant::now();
     loop {
         sleep(Duration::from_secs(25)).await;
@@ -948,4 +957,127 @@ async fn a_seat_is_stored_before_its_token_is_given() {
     g.act(&h, Act::Start { owner_token: h.owner.clone() }).await;
     assert_eq!(g.errors.last(), Some(&ErrorCode::StorageUnavailable));
     assert_eq!(status(&h).await.summary.phase, TablePhase::Lobby);
+}
+
+#[tokio::test(start_paused = true)]
+async fn chat_reaches_everybody_spectators_only_read_by_default_and_nothing_is_stored() {
+    let (h, mut seats) = started(TableOptions::default(), settings()).await;
+    let mut watcher = Fake::new(64);
+    assert_eq!(watcher.attach(&h, Attach::Watch).await, Some(Role::Spectator));
+    seats[0].act(&h, Act::Chat("<b>Nice nil!</b>".into())).await;
+    settle().await;
+    let said = (Some(Seat::North), "North".to_owned(), "<b>Nice nil!</b>".to_owned());
+    for f in seats.iter_mut().chain(std::iter::once(&mut watcher)) {
+        f.drain();
+        assert_eq!(f.chats, vec![said.clone()]);
+    }
+    // A spectator only reads here.
+    watcher.act(&h, Act::Chat("hello".into())).await;
+    assert_eq!(watcher.errors, vec![ErrorCode::ChatNotAllowed]);
+    seats[1].drain();
+    assert_eq!(seats[1].chats.len(), 1, "the refused message went nowhere");
+    // A connection attaching later reads what was said.
+    let mut late = Fake::new(64);
+    late.attach(&h, Attach::Watch).await;
+    assert_eq!(late.chats, vec![said]);
+    // The match's record knows nothing of it.
+    let stored = h.journal.get(h.handle.id()).await.unwrap().unwrap();
+    let record = serde_json::to_string(&crate::record::record(&stored).unwrap()).unwrap();
+    assert!(!record.contains("Nice nil"), "{record}");
+}
+
+#[tokio::test(start_paused = true)]
+async fn spectators_write_where_the_table_lets_them() {
+    let h = table_with(TableOptions { spectator_chat: true, ..TableOptions::default() }, settings()).await;
+    let mut north = Fake::join(&h, Seat::North).await;
+    let mut watcher = Fake::new(64);
+    watcher.attach(&h, Attach::Watch).await;
+    watcher.act(&h, Act::Chat("Good game".into())).await;
+    north.drain();
+    assert_eq!(north.chats, vec![(None, "Spectator".to_owned(), "Good game".to_owned())]);
+    assert!(watcher.errors.is_empty());
+}
+
+async fn plan(h: &Harness, conn: ConnId, owner_token: &str) -> Option<RematchPlan> {
+    let (reply, rx) = oneshot::channel();
+    h.handle
+        .send(TableCommand::PlanRematch { conn, req: None, owner_token: owner_token.into(), reply })
+        .await
+        .unwrap();
+    rx.await.unwrap()
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_rematch_waits_for_the_present_players_and_points_everybody_at_the_new_table() {
+    let rules = Rules { match_end: MatchEnd::Hands(5), ..Rules::default() };
+    let (h, mut seats) =
+        started(TableOptions { rules, tempo: Tempo::Fast, ..TableOptions::default() }, settings()).await;
+    let mut watcher = Fake::new(4096);
+    watcher.attach(&h, Attach::Watch).await;
+    // Too early.
+    assert!(plan(&h, watcher.id, &h.owner).await.is_none());
+    watcher.drain();
+    assert_eq!(watcher.errors, vec![ErrorCode::MatchNotOver]);
+    seats[1].act(&h, Act::Rematch(true)).await;
+    assert_eq!(seats[1].errors, vec![ErrorCode::MatchNotOver]);
+    // East, South and West leave; North stays and lets the clock play.
+    for f in &mut seats[1..] {
+        f.act(&h, Act::Leave).await;
+    }
+    let start = Instant::now();
+    while status(&h).await.summary.phase != TablePhase::Finished {
+        sleep(Duration::from_secs(20)).await;
+        settle().await;
+        assert!(start.elapsed() < Duration::from_secs(60 * 60 * 24), "never ended");
+    }
+    let v = seats[0].view();
+    let r = v.rematch.expect("the rematch part once the match is over");
+    assert_eq!(r.ready, [false, true, true, true], "the seats that left are bots, and bots are ready");
+    assert_eq!(r.next_table, None);
+    // Not the owner; the owner while North is not ready; a spectator being ready.
+    assert!(plan(&h, watcher.id, "not the owner token").await.is_none());
+    assert!(plan(&h, watcher.id, &h.owner).await.is_none());
+    watcher.act(&h, Act::Rematch(true)).await;
+    assert_eq!(
+        watcher.errors,
+        vec![
+            ErrorCode::MatchNotOver,
+            ErrorCode::InvalidToken,
+            ErrorCode::PlayersNotReady,
+            ErrorCode::NotSeated
+        ]
+    );
+    // North is ready: everybody sees it.
+    seats[0].act(&h, Act::Rematch(true)).await;
+    assert_eq!(watcher.view().rematch.unwrap().ready, [true; 4]);
+    let p = plan(&h, watcher.id, &h.owner).await.expect("a plan");
+    assert_eq!(p.name, "Test");
+    assert_eq!(p.options.rules.match_end, MatchEnd::Hands(5));
+    let north = p.seats[Seat::North].as_ref().unwrap();
+    assert_eq!((north.kind, north.left, north.timeouts, north.autopilot), (SeatKind::Human, false, 0, false));
+    let token = seats[0].token.clone().unwrap();
+    assert!(
+        TokenHash::from_hex(north.token_hash.as_deref().unwrap()).unwrap().matches(&token),
+        "the same seat token"
+    );
+    for s in [Seat::East, Seat::South, Seat::West] {
+        let b = p.seats[s].as_ref().unwrap();
+        assert_eq!((b.kind, b.token_hash.as_deref(), b.left), (SeatKind::Bot, None, false), "{s}");
+    }
+    // While it is being created, a second one is refused.
+    assert!(plan(&h, watcher.id, &h.owner).await.is_none());
+    let next = Uuid::new_v4();
+    h.handle
+        .send(TableCommand::RematchStarted { conn: watcher.id, req: None, next: Ok(next) })
+        .await
+        .unwrap();
+    settle().await;
+    assert_eq!(seats[0].view().rematch.unwrap().next_table, Some(next));
+    assert_eq!(watcher.view().rematch.unwrap().next_table, Some(next));
+    seats[0].act(&h, Act::Rematch(false)).await;
+    assert_eq!(seats[0].errors, vec![ErrorCode::AlreadyStarted]);
+    // The finished match's record is as it was.
+    let stored = h.journal.get(h.handle.id()).await.unwrap().unwrap();
+    assert!(stored.result.is_some());
+    assert!(stored.hands.len() >= 5);
 }

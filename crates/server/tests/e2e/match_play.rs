@@ -12,7 +12,8 @@ use crate::helpers::*;
 async fn four_clients_play_a_whole_match_that_replays_exactly() {
     let server = spawn_server(test_config()).await;
     let rules = Rules { match_end: MatchEnd::Hands(5), ..Rules::default() };
-    let created = server.create_table(TableOptions { rules, tempo: Tempo::Normal }).await;
+    let created =
+        server.create_table(TableOptions { rules, tempo: Tempo::Normal, ..TableOptions::default() }).await;
     let table = created.table;
 
     let mut players = Vec::new();

@@ -1,0 +1,63 @@
+//! Chat at the table: who may write, and telling everybody. The text was
+//! checked and rate-limited by the writer's connection before it was queued
+//! (`crate::chat`); the table keeps the last few messages in memory for
+//! connections that attach later, and stores nothing.
+
+use std::collections::VecDeque;
+
+use axum::extract::ws::Utf8Bytes;
+use spades_protocol::{ErrorCode, ServerMessage};
+use tracing::warn;
+
+use super::{ConnId, Role, Table};
+
+/// Messages kept for connections that attach later.
+pub(super) const HISTORY: usize = 30;
+
+/// The last messages said at the table, as frames.
+pub(super) type ChatLog = VecDeque<Utf8Bytes>;
+
+impl Table {
+    /// Says `text` at the table for `conn`: every connection gets it, the
+    /// writer after its `ack`.
+    pub(super) fn chat(&mut self, conn: ConnId, req: Option<u32>, role: Role, text: String) {
+        let (from, name) = match role {
+            Role::Seat(seat) => {
+                (Some(seat), self.seats[seat].as_ref().map_or_else(|| seat.to_string(), |o| o.name.clone()))
+            }
+            Role::Spectator | Role::Left(_) => {
+                if !self.options.spectator_chat {
+                    return self.error_to(
+                        conn,
+                        req,
+                        ErrorCode::ChatNotAllowed,
+                        "spectators only read the chat at this table",
+                    );
+                }
+                (None, "Spectator".to_owned())
+            }
+        };
+        let msg = ServerMessage::Chat { from, name, text, at: super::now_ms() };
+        let frame = match serde_json::to_string(&msg) {
+            Ok(text) => Utf8Bytes::from(text),
+            Err(e) => return warn!(error = %e, "could not serialise a chat message"),
+        };
+        self.send_to(conn, &ServerMessage::Ack { req });
+        if self.chat_log.len() >= HISTORY {
+            self.chat_log.pop_front();
+        }
+        self.chat_log.push_back(frame.clone());
+        for i in 0..self.conns.len() {
+            let id = self.conns[i].id;
+            self.queue(id, i, frame.clone());
+        }
+    }
+
+    /// The recent messages, to a connection that has just attached.
+    pub(super) fn send_chat_log(&mut self, conn: ConnId) {
+        let Some(i) = self.conns.iter().position(|c| c.id == conn) else { return };
+        for frame in self.chat_log.clone() {
+            self.queue(conn, i, frame);
+        }
+    }
+}

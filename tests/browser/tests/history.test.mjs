@@ -1,0 +1,107 @@
+// History on a phone: every hand's scoring can be reopened from the score
+// sheet, the sheet and the match-over table fit the screen, and a finished
+// match replays trick by trick with all four hands, from the match-over
+// dialog and from the lobby's recent matches.
+
+import assert from 'node:assert/strict';
+import { it } from 'node:test';
+import { assertAccessible } from '../lib/axe.mjs';
+import { createFromLobby, fillBotsAndStart, openPage, shot } from '../lib/harness.mjs';
+
+const PHONE = { width: 390, height: 844 };
+
+/** Every element matching `selector` ends inside the viewport's right edge. */
+async function assertFitsWidth(page, selector, what) {
+  const rights = await page.$$eval(selector, (els) => els.map((e) => e.getBoundingClientRect().right));
+  assert.ok(rights.length > 0, `${what}: nothing matches ${selector}`);
+  for (const r of rights) assert.ok(r <= PHONE.width + 0.5, `${what} runs off the right edge (${r} > ${PHONE.width})`);
+}
+
+export function historyTests(suite) {
+  it('keeps every hand\'s scoring on the sheet, fits a phone, and replays the finished match from the dialog and the lobby', async () => {
+    const { browser, fastStack: stack } = suite;
+    const p = await openPage(browser, stack.url, { viewport: PHONE, hasTouch: true });
+    const { page } = p;
+    try {
+      const id = await createFromLobby(page, { player: 'Ivy', table: 'History', options: { match_end: 'hands:5' } });
+      await fillBotsAndStart(page);
+      await page.click('#btn-leave');
+      await page.locator('dialog#leave-confirm [data-action="true"]').click();
+      await page.waitForSelector('.seat.me.status-left');
+      // The first hand's scoring: accessible, and it fits the phone.
+      const first = await page.waitForSelector('dialog#hand-scoring[open]', { timeout: 30000 });
+      await assertAccessible(assert, page, 'the hand scoring', 'dialog#hand-scoring');
+      await assertFitsWidth(page, 'dialog#hand-scoring .scoring', 'the hand scoring');
+      await first.$eval('[data-action="ok"]', (b) => b.click());
+      // Dismiss the rest until the match is over.
+      for (;;) {
+        const el = await page.waitForSelector('dialog#hand-scoring[open], dialog#match-over[open]', { timeout: 30000 });
+        if (await el.evaluate((d) => d.id === 'match-over')) break;
+        const n = await el.$eval('.scoring', (t) => t.dataset.hand);
+        await el.$eval('[data-action="ok"]', (b) => b.click());
+        await page.waitForFunction((num) => !document.querySelector(`dialog#hand-scoring[open] .scoring[data-hand="${num}"]`), n);
+      }
+      const dlg = page.locator('dialog#match-over');
+      await dlg.locator('.sheet tbody tr').first().waitFor();
+      await assertFitsWidth(page, 'dialog#match-over .sheet', 'the match-over table');
+      await assertFitsWidth(page, 'dialog#match-over', 'the match-over dialog');
+      await assertAccessible(assert, page, 'the match-over dialog', 'dialog#match-over');
+      await shot(page, 'match-over-phone.png');
+
+      // Any hand's whole scoring reopens from the sheet.
+      const record = await (await fetch(`${stack.api}/api/v1/matches/${id}`)).json();
+      assert.equal(record.finished, true);
+      const rows = await dlg.locator('.sheet tbody tr').count();
+      assert.equal(rows, record.hands.length);
+      await dlg.locator('.sheet .hand-open[data-hand="2"]').click();
+      const detail = page.locator('dialog#hand-detail');
+      await detail.waitFor();
+      assert.equal(await detail.locator('.scoring').getAttribute('data-hand'), '2');
+      const fmt = (n) => (n < 0 ? `−${-n}` : String(n));
+      const scoreRow = await detail.locator('.score-row td .score').allTextContents();
+      assert.deepEqual(scoreRow, record.hands[1].teams.map((t) => fmt(t.score)), 'hand 2\'s scores');
+      await assertFitsWidth(page, 'dialog#hand-detail .scoring', 'the reopened scoring');
+      await detail.locator('.btn-icon').click();
+      await detail.waitFor({ state: 'detached' });
+
+      // Replay from the match-over dialog.
+      await dlg.locator('[data-action="replay"]').click();
+      await page.waitForSelector('#replay .replay-seat .card');
+      assert.match(page.url(), new RegExp(`#/replay/${id}$`));
+      const handSizes = () => page.$$eval('.replay-seat', (els) => els.map((e) => e.querySelectorAll('.replay-hand .card').length));
+      assert.deepEqual(await handSizes(), [13, 13, 13, 13], 'all four hands at the deal');
+      assert.match(await page.textContent('#replay-where'), /^Hand 1: the deal and the bids/);
+      await assertAccessible(assert, page, 'the replay');
+      // Each seat's hand is what it played in the record.
+      const dealt = await page.$$eval('.replay-seat', (els) => Object.fromEntries(els.map((e) => [e.dataset.seat, [...e.querySelectorAll('.replay-hand .card')].map((c) => c.dataset.card).sort()])));
+      for (const seat of ['north', 'east', 'south', 'west']) {
+        assert.deepEqual(dealt[seat], record.hands[0].plays.filter((x) => x.seat === seat).map((x) => x.card).sort(), `${seat}'s hand`);
+      }
+      await page.click('#replay-next');
+      assert.deepEqual(await handSizes(), [12, 12, 12, 12], 'one card fewer each after the first trick');
+      const trick = await page.$$eval('.replay-trick .card', (els) => els.map((e) => e.dataset.card).sort());
+      assert.deepEqual(trick, record.hands[0].plays.slice(0, 4).map((x) => x.card).sort(), 'the first trick');
+      assert.match(await page.textContent('#replay-where'), /^Hand 1, trick 1 of 13: .+ led, .+ won\.$/);
+      await assertFitsWidth(page, '#replay .felt', 'the replay');
+      // To the end of the hand: its scoring.
+      for (let i = 0; i < 12; i++) await page.click('#replay-next');
+      await page.waitForSelector('#replay-scoring .scoring[data-hand="1"]');
+      assert.deepEqual(await handSizes(), [0, 0, 0, 0]);
+      await page.click('#replay-next');
+      assert.match(await page.textContent('#replay-where'), /^Hand 2: the deal/);
+      await shot(page, 'replay-phone.png');
+
+      // The lobby lists the match among the recent ones, with a replay.
+      await page.goto('/');
+      const item = page.locator(`#recent-list .recent-item[data-table="${id}"]`);
+      await item.waitFor();
+      assert.match(await item.textContent(), /History/);
+      await item.locator('.btn-replay').click();
+      await page.waitForSelector('#replay .replay-seat .card');
+      assert.match(page.url(), new RegExp(`#/replay/${id}$`));
+      p.assertClean();
+    } finally {
+      await p.close();
+    }
+  });
+}

@@ -1,0 +1,130 @@
+// Layout at 1366×768 and on a 390×844 phone: the toolbar in sight while
+// bidding, seat text on one line, refusals that name the player and clear
+// when the turn moves on, and a lost connection that cannot be missed.
+
+import assert from 'node:assert/strict';
+import { it } from 'node:test';
+import { bid, createFromLobby, fillBotsAndStart, openPage, shot, waitTurnOrScoring } from '../lib/harness.mjs';
+
+/** Every toolbar button shown lies wholly inside the viewport. */
+async function assertToolbarInView(page, what) {
+  const vp = page.viewportSize();
+  const boxes = await page.$$eval('.toolbar .btn', (els) => els.filter((e) => !e.hidden && e.offsetParent).map((e) => {
+    const r = e.getBoundingClientRect();
+    return { id: e.id, x: r.x, y: r.y, right: r.right, bottom: r.bottom };
+  }));
+  const ids = boxes.map((b) => b.id);
+  for (const id of ['btn-last-trick', 'btn-sheet', 'btn-rules', 'btn-leave']) assert.ok(ids.includes(id), `${what}: ${id} shown`);
+  for (const b of boxes) {
+    assert.ok(b.x >= 0 && b.y >= 0 && b.right <= vp.width && b.bottom <= vp.height, `${what}: ${b.id} in view ${JSON.stringify(b)} of ${JSON.stringify(vp)}`);
+  }
+  // Nothing is scrolled to get there.
+  assert.equal(await page.evaluate(() => window.scrollY), 0);
+}
+
+/** Each seat's name and bid line take one line each. */
+async function assertSeatTextOneLine(page, what) {
+  const lines = await page.$$eval('.seat', (seats) => seats.map((s) => {
+    const one = (el) => {
+      if (!el || !el.textContent.trim()) return true;
+      const lh = parseFloat(getComputedStyle(el).lineHeight) || parseFloat(getComputedStyle(el).fontSize) * 1.4;
+      return el.getBoundingClientRect().height < lh * 1.6;
+    };
+    return { seat: s.dataset.seat, name: one(s.querySelector('.seat-name')), bid: one(s.querySelector('.seat-bid')) };
+  }));
+  for (const l of lines) assert.ok(l.name && l.bid, `${what}: ${l.seat}'s text wraps: ${JSON.stringify(l)}`);
+}
+
+export function layoutTests(suite) {
+  it('keeps the toolbar in view while bidding at 1366×768, names the player in a refusal and clears it when the turn moves on', async () => {
+    const { browser, stack } = suite;
+    const p = await openPage(browser, stack.url, { viewport: { width: 1366, height: 768 } });
+    const { page } = p;
+    try {
+      await createFromLobby(page, { player: 'Lou', table: 'Wide' });
+      await fillBotsAndStart(page);
+      await page.waitForSelector('#bid-picker:not([hidden])', { timeout: 20000 });
+      await assertToolbarInView(page, '1366×768 while bidding');
+      const picker = await page.locator('#bid-picker').boundingBox();
+      assert.ok(picker.y + picker.height <= 768, `the bid picker is in view (${JSON.stringify(picker)})`);
+      await assertSeatTextOneLine(page, '1366×768');
+      await shot(page, 'bidding-1366.png');
+      await bid(page, 3);
+
+      // A card tapped while a bot is on turn: refused, naming the player.
+      assert.equal(await waitTurnOrScoring(page), 'turn');
+      const legal = await page.$$eval('#hand .card.legal', (els) => els.map((e) => e.dataset.card));
+      await page.click(`#hand .card[data-card="${legal[0]}"]`);
+      await page.waitForSelector(`#hand .card[data-card="${legal[0]}"]`, { state: 'detached' });
+      // Record every refusal shown (the bots play fast: it may not stay long).
+      await page.evaluate(() => {
+        window.refusals = [];
+        const el = document.getElementById('refusal');
+        new MutationObserver(() => {
+          if (!el.hidden) window.refusals.push({ text: el.textContent, at: performance.now() });
+        }).observe(el, { attributes: true, childList: true, characterData: true, subtree: true });
+      });
+      const other = await page.$eval('#hand .card', (e) => e.dataset.card);
+      await page.click(`#hand .card[data-card="${other}"]`);
+      await page.waitForFunction(() => window.refusals.some((r) => r.text.startsWith('Not your turn')), null, { timeout: 5000 });
+      const [shown] = await page.evaluate(() => window.refusals.filter((r) => r.text.startsWith('Not your turn')));
+      assert.match(shown.text, /^Not your turn: it is .+ \((North|East|South|West)\)'s turn\.$/, shown.text);
+      assert.match(shown.text, /bot \(/, `the player's name, not only the seat: ${shown.text}`);
+      assert.ok(p.rec.received.some((m) => m.type === 'error' && m.code === 'not_your_turn'));
+      // The turn moves on (a bot plays): the refusal goes, well before its
+      // own 7 s timer would have taken it away.
+      await page.waitForSelector('#refusal', { state: 'hidden', timeout: 3000 });
+      const gone = await page.evaluate(() => performance.now());
+      assert.ok(gone - shown.at < 3000, 'cleared by the turn moving on');
+      p.assertClean();
+    } finally {
+      await p.close();
+    }
+  });
+
+  it('fits a 390×844 phone while bidding, and makes a lost connection obvious with the controls disabled', async () => {
+    const { browser, stack } = suite;
+    const p = await openPage(browser, stack.url, { viewport: { width: 390, height: 844 }, hasTouch: true });
+    const { page } = p;
+    let block = false;
+    const routes = [];
+    await page.routeWebSocket(/\/ws$/, (ws) => {
+      if (block) {
+        ws.close({ code: 4000, reason: 'test: offline' });
+        return;
+      }
+      routes.push({ ws, server: ws.connectToServer() });
+    });
+    try {
+      await createFromLobby(page, { player: 'Pia', table: 'Phone' });
+      await fillBotsAndStart(page);
+      await page.waitForSelector('#bid-picker:not([hidden])', { timeout: 20000 });
+      await assertToolbarInView(page, '390×844 while bidding');
+      await assertSeatTextOneLine(page, '390×844');
+      assert.ok(await page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth), 'no horizontal scroll');
+      await shot(page, 'bidding-phone.png');
+
+      // The connection drops and stays down.
+      block = true;
+      await routes[0].ws.close({ code: 4000, reason: 'test drop' });
+      await routes[0].server.close();
+      const banner = await page.waitForSelector('#offline-banner:not([hidden])', { timeout: 5000 });
+      assert.match(await banner.textContent(), /Connection lost/);
+      const box = await banner.boundingBox();
+      assert.ok(box.y >= 0 && box.y + box.height <= 844 && box.width > 200, `the banner is in view and wide (${JSON.stringify(box)})`);
+      assert.equal(await page.locator('#hand .card:not([disabled])').count(), 0, 'every card disabled');
+      assert.equal(await page.locator('#bid-picker .bid-btn:not([disabled])').count(), 0, 'every bid disabled');
+      assert.equal(await page.isDisabled('.bid-confirm'), true);
+      await shot(page, 'offline-phone.png');
+
+      // Back: the banner goes and the controls work again.
+      block = false;
+      await page.waitForSelector('#offline-banner', { state: 'hidden', timeout: 15000 });
+      assert.ok(await page.locator('#bid-picker .bid-btn:not([disabled])').count() > 0, 'bids enabled again');
+      await bid(page, 2);
+      p.assertClean();
+    } finally {
+      await p.close();
+    }
+  });
+}
