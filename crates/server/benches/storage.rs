@@ -51,7 +51,14 @@ async fn run(name: &str, journal: Journal, args: &Args) -> f64 {
         let conn = s.next_conn_id();
         let (reply, rx) = oneshot::channel();
         handle
-            .send(TableCommand::Attach { conn, outbox: tx.clone(), how: Attach::Watch, req: None, reply })
+            .send(TableCommand::Attach {
+                conn,
+                outbox: tx.clone(),
+                how: Attach::Watch,
+                req: None,
+                quiet: false,
+                reply,
+            })
             .await
             .unwrap();
         rx.await.unwrap();

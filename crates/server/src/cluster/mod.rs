@@ -316,7 +316,7 @@ pub async fn create_table(
     {
         match cluster.request(&node, &Request::Create { name: name.clone(), options }).await {
             Ok(Reply::Created { table, owner_token }) => return Ok((table, owner_token)),
-            Ok(Reply::Error { code, message }) if code == ErrorCode::Capacity => {
+            Ok(Reply::Error { code: ErrorCode::Capacity, message }) => {
                 warn!(node = %node, message, "the chosen node is full: creating here");
             }
             Ok(_) | Err(_) => warn!(node = %node, "could not place a table on another node: creating here"),

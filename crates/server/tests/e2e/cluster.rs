@@ -391,7 +391,7 @@ async fn a_match_spread_over_three_nodes_plays_to_the_end_without_leaks() {
     assert!(matches!(watching, ServerMessage::Watching { .. }), "{watching:?}");
     let mut players = Vec::new();
     for (seat, token, at) in people.iter().cloned() {
-        let addrs = vec![nodes[at].addr];
+        let addrs = [nodes[at].addr];
         let deadline = Instant::now() + Duration::from_secs(120);
         players.push((
             seat,
@@ -553,12 +553,12 @@ async fn draining_and_restarting_every_node_in_turn_is_invisible_to_players() {
     // A rolling restart: each node in turn is drained (SIGTERM) and started
     // again, while the match goes on.
     let mut last = actions_stored(&env, table).await;
-    for i in 0..3 {
+    for node in nodes.iter_mut() {
         while actions_stored(&env, table).await < last + 6 {
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
-        nodes[i].drain().await;
-        nodes[i].restart(&env).await;
+        node.drain().await;
+        node.restart(&env).await;
         last = actions_stored(&env, table).await;
     }
     let mut outcomes = Vec::new();
