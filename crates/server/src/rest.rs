@@ -396,23 +396,26 @@ pub async fn metrics(State(state): State<AppState>) -> Response {
     ([(header::CONTENT_TYPE, "text/plain; version=0.0.4")], handle.render()).into_response()
 }
 
-/// `GET /readyz`: the event log answers (503 otherwise).
+/// `GET /readyz`: the event log answers, and in cluster mode NATS is
+/// connected (503 otherwise).
 #[utoipa::path(
     get,
     path = "/readyz",
     tag = "operations",
     responses(
         (status = 200, description = "Ready", body = String),
-        (status = 503, description = "The database does not answer", body = String),
+        (status = 503, description = "The database does not answer, or (cluster mode) NATS is not connected", body = String),
     )
 )]
 pub async fn readyz(State(state): State<AppState>) -> (StatusCode, &'static str) {
     // Within 2 s even when the database hangs or cannot be reached.
     let ping = tokio::time::timeout(std::time::Duration::from_millis(1800), state.journal.ping());
-    if ping.await.unwrap_or(false) {
-        (StatusCode::OK, "ready")
-    } else {
+    if !ping.await.unwrap_or(false) {
         (StatusCode::SERVICE_UNAVAILABLE, "storage unavailable")
+    } else if state.cluster.as_ref().is_some_and(|c| !c.nats_connected()) {
+        (StatusCode::SERVICE_UNAVAILABLE, "NATS unavailable")
+    } else {
+        (StatusCode::OK, "ready")
     }
 }
 

@@ -88,15 +88,32 @@ async fn round(state: &AppState, cluster: &Arc<Cluster>, last_renewed: &mut Inst
         }
     }
     match cluster.leases.nodes(cluster.lease_ms).await {
+        Ok(nodes) => cluster.live_nodes.store(nodes.len().max(1), Ordering::Relaxed),
+        Err(e) => warn!(error = %e, "could not read the nodes"),
+    }
+    // A process silent for two leases is gone: its relayed connections
+    // here are let go.
+    match cluster.leases.nodes(2 * cluster.lease_ms).await {
         Ok(nodes) => {
-            cluster.live_nodes.store(nodes.len().max(1), Ordering::Relaxed);
             let live: HashSet<String> = nodes.iter().map(|n| format!("{}.{}", n.id, n.incarnation)).collect();
             super::owner::forget_dead_origins(cluster, &live).await;
         }
         Err(e) => warn!(error = %e, "could not read the nodes"),
     }
     tell_relays(cluster).await;
-    claim(state, cluster, first).await;
+    // Claims restore tables (reads and replays): in a task of their own, so
+    // that the heartbeat and the renewals keep their pace meanwhile.
+    if !cluster.claiming.swap(true, Ordering::AcqRel) {
+        let (s, c) = (Arc::clone(state), Arc::clone(cluster));
+        let claims = tokio::spawn(async move {
+            claim(&s, &c, first).await;
+            c.claiming.store(false, Ordering::Release);
+        });
+        if first {
+            // At start-up the node's own earlier tables come back first.
+            let _ = claims.await;
+        }
+    }
 }
 
 fn stop_all(cluster: &Cluster) {
@@ -184,8 +201,12 @@ async fn drain(cluster: &Arc<Cluster>) {
         tokio::time::sleep(Duration::from_millis(5)).await;
     }
     let _ = cluster.nats.flush().await;
-    let ids: Vec<Uuid> = tables.iter().map(|(id, _)| *id).collect();
-    match cluster.leases.release(&cluster.node, &ids).await {
+    // A round of claims that began before the drain ends first; what it
+    // took is handed over with the rest.
+    while cluster.claiming.load(Ordering::Acquire) && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    match cluster.leases.release_all(&cluster.node).await {
         Ok(n) => info!(tables = n, "handed the tables over"),
         Err(e) => warn!(error = %e, "could not hand the tables over: their leases will run out"),
     }

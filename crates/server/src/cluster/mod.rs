@@ -83,6 +83,8 @@ pub struct Cluster {
     /// Forwarders still sending frames to relaying nodes (a drain waits
     /// for them, so that every answer is out before the tables move).
     forwarders: AtomicUsize,
+    /// A round of claims is under way.
+    claiming: AtomicBool,
 }
 
 impl Cluster {
@@ -150,12 +152,18 @@ impl Cluster {
             draining: AtomicBool::new(false),
             claim_now: tokio::sync::Notify::new(),
             forwarders: AtomicUsize::new(0),
+            claiming: AtomicBool::new(false),
         }))
     }
 
     /// This node's id.
     pub fn node(&self) -> &str {
         &self.node
+    }
+
+    /// True while the connection to NATS is up (readiness).
+    pub fn nats_connected(&self) -> bool {
+        self.nats.connection_state() == async_nats::connection::State::Connected
     }
 
     /// Tables this node owns.

@@ -215,7 +215,9 @@ async fn attach(
 
 /// Detaches the connections of processes that are no longer live (a node
 /// that died, or stopped without saying goodbye for each connection): their
-/// seats must not look present.
+/// seats must not look present. Each is also told, in case its process is
+/// alive after all (a heartbeat late under load): its relay then attaches
+/// it again.
 pub(super) async fn forget_dead_origins(cluster: &Cluster, live: &std::collections::HashSet<String>) {
     let dead: Vec<(String, ConnId)> =
         cluster.remote.iter().map(|r| r.key().clone()).filter(|(origin, _)| !live.contains(origin)).collect();
@@ -224,6 +226,7 @@ pub(super) async fn forget_dead_origins(cluster: &Cluster, live: &std::collectio
             r.replaced.store(true, Ordering::Relaxed);
             debug!(origin = %key.0, "detaching a connection of a process that is gone");
             let _ = r.table.send(TableCommand::Detach { conn: r.local }).await;
+            moved(cluster, &key.0, key.1, cluster.epoch_of(r.table.id()).unwrap_or(0)).await;
         }
     }
 }

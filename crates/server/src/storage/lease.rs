@@ -277,20 +277,15 @@ impl Leases {
         rows.iter().map(|(id, epoch)| Ok(Claimed { table: parse_id(id)?, epoch: to_u64(*epoch) })).collect()
     }
 
-    /// Gives up `node`'s leases on `tables` at once (a drain): another node
-    /// may claim them immediately.
-    pub async fn release(&self, node: &str, tables: &[Uuid]) -> Result<u64, StorageError> {
-        if tables.is_empty() {
-            return Ok(0);
-        }
-        let ids: Vec<String> = tables.iter().map(Uuid::to_string).collect();
+    /// Gives up every lease `node` holds (the end of a drain: a table
+    /// claimed while the drain began is handed over too).
+    pub async fn release_all(&self, node: &str) -> Result<u64, StorageError> {
         Ok(self
             .timed(
                 sqlx::query(
                     "UPDATE tables SET owner_node = NULL, lease_until = NULL \
-                     WHERE id = ANY($1) AND owner_node = $2",
+                     WHERE owner_node = $1 AND finished_at IS NULL AND closed_at IS NULL",
                 )
-                .bind(&ids)
                 .bind(node)
                 .execute(&self.pool),
             )

@@ -197,8 +197,12 @@ async fn drive(
     let mut at = first;
     let mut req = 0u32;
     let mut sent: HashMap<u32, (u16, Action)> = HashMap::new();
+    let trace = std::env::var_os("SPADES_TEST_NODE_LOG").is_some();
     'connections: while Instant::now() < deadline {
         let addr = addrs[at % addrs.len()];
+        if trace {
+            eprintln!("driver {token:.6}: connecting to {addr}");
+        }
         let Ok(Ok((mut ws, _))) = tokio::time::timeout(
             Duration::from_secs(2),
             tokio_tungstenite::connect_async(format!("ws://{addr}/ws")),
@@ -237,6 +241,9 @@ async fn drive(
                     continue 'connections;
                 }
             };
+            if trace {
+                eprintln!("driver {token:.6} via {addr}: {}", &text[..text.len().min(60)]);
+            }
             match serde_json::from_str::<ServerMessage>(&text).unwrap() {
                 ServerMessage::View { view, .. } => {
                     if view.phase == TablePhase::Finished {
