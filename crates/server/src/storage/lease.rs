@@ -226,11 +226,16 @@ impl Leases {
         let epochs: Vec<i64> = tables.iter().map(|(_, e)| *e as i64).collect();
         let rows: Vec<(String,)> = self
             .timed(
+                // The rows are locked in id order, as the writer's fence
+                // check locks them, so a renewal and a write never wait
+                // for each other in a circle.
                 sqlx::query_as(
-                    "UPDATE tables t SET lease_until = spades_now_ms() + $4 \
-                     FROM unnest($1::TEXT[], $2::BIGINT[]) AS l(id, epoch) \
-                     WHERE t.id = l.id AND t.epoch = l.epoch AND t.owner_node = $3 \
-                     RETURNING t.id",
+                    "WITH l AS (SELECT t.id FROM tables t \
+                         JOIN unnest($1::TEXT[], $2::BIGINT[]) AS w(id, epoch) ON t.id = w.id \
+                         WHERE t.epoch = w.epoch AND t.owner_node = $3 \
+                         ORDER BY t.id FOR NO KEY UPDATE OF t) \
+                     UPDATE tables t SET lease_until = spades_now_ms() + $4 FROM l \
+                     WHERE t.id = l.id RETURNING t.id",
                 )
                 .bind(&ids)
                 .bind(&epochs)

@@ -140,6 +140,12 @@ fn tls_hint(e: &sqlx::Error) -> &'static str {
 /// True for failures of the connection or the database as a whole (the
 /// same for every write), as opposed to one write's own fault (a
 /// constraint it breaks, a value the database refuses).
+/// True for PostgreSQL's "transaction rollback" class (deadlock detected,
+/// serialization failure): the same transaction may simply run again.
+fn is_rolled_back(e: &sqlx::Error) -> bool {
+    matches!(e, sqlx::Error::Database(d) if d.code().is_some_and(|c| c == "40P01" || c == "40001"))
+}
+
 fn is_transient(pool: &Pool, e: &sqlx::Error) -> bool {
     match e {
         sqlx::Error::Database(d) => {
@@ -455,7 +461,20 @@ async fn write_loop(pool: Pool, mut rx: mpsc::Receiver<WriteReq>, location: Stri
     while rx.recv_many(&mut batch, MAX_BATCH).await > 0 {
         let started = Instant::now();
         let ops: Vec<Write<'_>> = batch.iter().map(|r| (&r.op, r.fence.as_ref())).collect();
-        let results = match run_batch(&pool, &ops).await {
+        // A deadlock or serialization failure (PostgreSQL chose this
+        // transaction to abort, e.g. against a lease renewal) is tried
+        // again at once, a few times: nothing of it was written.
+        let mut outcome = run_batch(&pool, &ops).await;
+        for _ in 0..3 {
+            match &outcome {
+                Err(e) if is_rolled_back(e) => {
+                    metrics::counter!("spades_storage_batch_retries_total").increment(1);
+                    outcome = run_batch(&pool, &ops).await;
+                }
+                _ => break,
+            }
+        }
+        let results = match outcome {
             Ok(results) => results,
             Err(e) if ops.len() > 1 && !is_transient(&pool, &e) => {
                 warn!(error = %e, writes = ops.len(), "a batch of writes failed; retrying each alone");
