@@ -156,19 +156,9 @@ impl Cluster {
         }))
     }
 
-    /// This node's id.
-    pub fn node(&self) -> &str {
-        &self.node
-    }
-
     /// True while the connection to NATS is up (readiness).
     pub fn nats_connected(&self) -> bool {
         self.nats.connection_state() == async_nats::connection::State::Connected
-    }
-
-    /// Tables this node owns.
-    pub fn owned_count(&self) -> usize {
-        self.owned.len()
     }
 
     /// The fenced journal and stop token of a table this node owns under
