@@ -775,6 +775,12 @@ async fn the_seed_is_not_logged_while_the_match_runs() {
         .with_max_level(tracing::Level::TRACE)
         .with_writer(move || writer.clone())
         .finish();
+    // With a single subscriber registered, tracing decides whether a log
+    // line is wanted by asking the subscriber of the thread that reaches it
+    // first, and remembers the answer for every thread: another test's
+    // thread, with none, would answer "nobody listens" for this one. A
+    // second registered subscriber makes tracing ask them all.
+    let _second = tracing::Dispatch::new(tracing::subscriber::NoSubscriber::default());
     let _guard = tracing::subscriber::set_default(subscriber);
     let (h, mut seats) = started(TableOptions::default(), settings()).await;
     for _ in 0..8 {
@@ -784,7 +790,7 @@ async fn the_seed_is_not_logged_while_the_match_runs() {
     }
     let seed = h.journal.get(h.handle.id()).await.unwrap().unwrap().seed.unwrap();
     let text = String::from_utf8(logs.0.lock().unwrap().clone()).unwrap();
-    assert!(text.contains("match started"), "the log was captured");
+    assert!(text.contains("match started"), "the log was captured: {text}");
     for form in [seed.to_string(), format!("{seed:x}"), (seed as i64).to_string()] {
         assert!(!text.contains(&form), "the seed {form} is in the log");
     }
