@@ -503,7 +503,18 @@ impl Connection {
         let req = frame.req;
         let act = match frame.msg {
             ClientMessage::Ping => return self.reply(socket, &ServerMessage::Pong { req }).await,
-            ClientMessage::Join { table, name, seat } => {
+            ClientMessage::Join { protocol, .. }
+            | ClientMessage::Resume { protocol, .. }
+            | ClientMessage::Watch { protocol, .. }
+                if protocol != Some(PROTOCOL_VERSION) =>
+            {
+                let message = format!(
+                    "this server speaks protocol {PROTOCOL_VERSION}: send \"protocol\":{PROTOCOL_VERSION} \
+                     with join, resume or watch (see docs/protocol.md)"
+                );
+                return self.reply(socket, &error(req, ErrorCode::UnsupportedProtocol, &message)).await;
+            }
+            ClientMessage::Join { table, name, seat, .. } => {
                 let Some(name) = clean_name(&name, 24) else {
                     let err = error(
                         req,
@@ -514,10 +525,10 @@ impl Connection {
                 };
                 return self.attach(socket, req, table, Attach::Join { name, seat }).await;
             }
-            ClientMessage::Resume { table, token } => {
+            ClientMessage::Resume { table, token, .. } => {
                 return self.attach(socket, req, table, Attach::Resume { token }).await;
             }
-            ClientMessage::Watch { table } => return self.attach(socket, req, table, Attach::Watch).await,
+            ClientMessage::Watch { table, .. } => return self.attach(socket, req, table, Attach::Watch).await,
             ClientMessage::Start { owner_token } => Act::Start { owner_token },
             ClientMessage::AddBots { owner_token } => Act::AddBots { owner_token },
             ClientMessage::Bid { bid } => Act::Bid(bid),
@@ -525,6 +536,7 @@ impl Connection {
             ClientMessage::TakeOver => Act::TakeOver,
             ClientMessage::Leave => Act::Leave,
             ClientMessage::Seed { seed } => Act::Seed(seed),
+            ClientMessage::Sync => Act::Sync,
             // Before attaching there is no seat to hold: nothing to do.
             ClientMessage::Closing if self.table.is_none() => {
                 return self.reply(socket, &ServerMessage::Ack { req }).await;
