@@ -4,8 +4,9 @@
 //
 //   node tests/browser/lean.test.mjs
 //
-// tests/browser/fixtures/lean-frames.json is the server's fixture (written
-// by a Rust test): for each audience, the frames a connection received and
+// target/lean-frames.json is the server's fixture (written by the Rust test
+// table::tests::lean::frames_for_the_web_client_test at every `cargo test`,
+// or under $CARGO_TARGET_DIR): for each audience, the frames a connection received and
 // the snapshot the server would have sent after each. Its absence is a
 // failure. LEAN_FRAMES=<file> checks another file of the same format.
 // fixtures/lean-frames.sample.json (made by fixtures/make-sample.mjs) is
@@ -22,7 +23,7 @@ import { PROTOCOL, ViewKeeper, applyChange, cardIndex, viewsOf } from '../../web
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const REPO_ROOT = path.resolve(HERE, '../..');
-const FIXTURE = path.join(HERE, 'fixtures/lean-frames.json');
+const FIXTURE = path.join(process.env.CARGO_TARGET_DIR ? path.resolve(process.env.CARGO_TARGET_DIR) : path.join(REPO_ROOT, 'target'), 'lean-frames.json');
 const SAMPLE = path.join(HERE, 'fixtures/lean-frames.sample.json');
 
 // ---- helpers -------------------------------------------------------------

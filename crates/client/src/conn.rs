@@ -398,12 +398,15 @@ impl Connection {
     /// [`Error::Refused`] (`table_full`, `seat_taken`, …) or a connection
     /// error.
     pub async fn join(&mut self, table: Uuid, name: &str, seat: Option<Seat>) -> Result<Joined> {
-        let joined = match self.request(ClientMessage::Join {
-            protocol: Some(PROTOCOL_VERSION),
-            table,
-            name: name.to_owned(),
-            seat,
-        }).await? {
+        let joined = match self
+            .request(ClientMessage::Join {
+                protocol: Some(PROTOCOL_VERSION),
+                table,
+                name: name.to_owned(),
+                seat,
+            })
+            .await?
+        {
             ServerMessage::Joined { table, seat, token, .. } => Joined { table, seat, token },
             other => return Err(Error::Protocol(format!("expected joined, got {other:?}"))),
         };
@@ -419,11 +422,14 @@ impl Connection {
     /// [`Error::Refused`] (`invalid_token`, `table_not_found`, …) or a
     /// connection error.
     pub async fn resume(&mut self, table: Uuid, token: &str) -> Result<Seat> {
-        let seat = match self.request(ClientMessage::Resume {
-            protocol: Some(PROTOCOL_VERSION),
-            table,
-            token: token.to_owned(),
-        }).await? {
+        let seat = match self
+            .request(ClientMessage::Resume {
+                protocol: Some(PROTOCOL_VERSION),
+                table,
+                token: token.to_owned(),
+            })
+            .await?
+        {
             ServerMessage::Resumed { seat, .. } => seat,
             other => return Err(Error::Protocol(format!("expected resumed, got {other:?}"))),
         };

@@ -157,6 +157,7 @@ impl TableView {
                 game.bags[t] = scored.teams[t].bag_count;
             }
             game.last_hand = Some(scored.clone());
+            self.last_action = None;
         }
         if let Some(deal) = change.deal {
             let game = self.game.as_mut().ok_or(ApplyError::NoGame)?;

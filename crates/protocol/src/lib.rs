@@ -966,8 +966,9 @@ mod tests {
     fn client_messages_round_trip_with_fixed_strings() {
         let cases = [
             (
-                r#"{"req":1,"type":"join","table":"67e55044-10b1-426f-9247-bb680e5fe0c8","name":"Ann","seat":"north"}"#,
+                r#"{"req":1,"type":"join","protocol":2,"table":"67e55044-10b1-426f-9247-bb680e5fe0c8","name":"Ann","seat":"north"}"#,
                 ClientMessage::Join {
+                    protocol: Some(PROTOCOL_VERSION),
                     table: "67e55044-10b1-426f-9247-bb680e5fe0c8".parse().unwrap(),
                     name: "Ann".into(),
                     seat: Some(Seat::North),
@@ -1084,7 +1085,14 @@ mod tests {
     fn tokens_never_show_in_debug() {
         let secret = "0123456789abcdef0123456789abcdef";
         let printed = [
-            format!("{:?}", ClientMessage::Resume { table: Uuid::nil(), token: secret.into() }),
+            format!(
+                "{:?}",
+                ClientMessage::Resume {
+                    protocol: Some(PROTOCOL_VERSION),
+                    table: Uuid::nil(),
+                    token: secret.into()
+                }
+            ),
             format!("{:?}", ClientMessage::Start { owner_token: secret.into() }),
             format!(
                 "{:?}",

@@ -528,7 +528,9 @@ impl Connection {
             ClientMessage::Resume { table, token, .. } => {
                 return self.attach(socket, req, table, Attach::Resume { token }).await;
             }
-            ClientMessage::Watch { table, .. } => return self.attach(socket, req, table, Attach::Watch).await,
+            ClientMessage::Watch { table, .. } => {
+                return self.attach(socket, req, table, Attach::Watch).await;
+            }
             ClientMessage::Start { owner_token } => Act::Start { owner_token },
             ClientMessage::AddBots { owner_token } => Act::AddBots { owner_token },
             ClientMessage::Bid { bid } => Act::Bid(bid),

@@ -11,9 +11,7 @@
 
 use serde::Serialize;
 use spades_engine::{Action, CardSet, Legal, Match, Seat, Trick};
-use spades_protocol::{
-    Change, Clock, Deal, Fairness, LastAction, Rematch, SeatInfo, TablePhase,
-};
+use spades_protocol::{Change, Clock, Deal, Fairness, LastAction, Rematch, SeatInfo, TablePhase};
 
 /// What the last frame showed.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -135,7 +135,7 @@ impl Table {
         }
     }
 
-    fn seat_infos(&self, now: Instant, now_ms: u64) -> [SeatInfo; 4] {
+    fn seat_infos(&self) -> [SeatInfo; 4] {
         Seat::ALL.map(|seat| match &self.seats[seat] {
             None => SeatInfo::empty(seat),
             Some(o) => SeatInfo {
@@ -143,17 +143,17 @@ impl Table {
                 name: Some(o.name.clone()),
                 kind: Some(o.kind),
                 status: o.status(),
-                away_until: o.away_until.filter(|_| o.conns == 0).map(|t| self.wall_ms(t, now, now_ms)),
+                away_until: o.away_until.filter(|_| o.conns == 0).map(|t| self.wall_ms(t)),
                 timeouts: o.timeouts,
             },
         })
     }
 
-    fn wire_clock(&self, now: Instant, now_ms: u64) -> Option<Clock> {
+    fn wire_clock(&self) -> Option<Clock> {
         self.clock.map(|c| Clock {
             seat: c.seat,
             kind: c.kind,
-            deadline: self.wall_ms(c.deadline, now, now_ms),
+            deadline: self.wall_ms(c.deadline),
             duration_ms: c.duration.as_millis() as u64,
         })
     }
@@ -208,9 +208,9 @@ impl Table {
     /// seat's own part (its legal moves, a new hand) spliced onto it.
     pub(super) fn broadcast_with(&mut self, now: Instant, ack: Option<(ConnId, Option<u32>)>) {
         self.seq += 1;
-        let now_ms = super::now_ms();
-        let seats = self.seat_infos(now, now_ms);
-        let clock = self.wire_clock(now, now_ms);
+        let now_ms = self.anchored_now(now);
+        let seats = self.seat_infos();
+        let clock = self.wire_clock();
         let sent = self.sent_state(&seats, clock);
         let delta =
             self.sent.as_ref().and_then(|old| old.delta(&sent, self.game.as_ref(), self.latest, now_ms));
@@ -286,43 +286,53 @@ impl Table {
         }
     }
 
-    /// Sends `conn` a snapshot. When the table changed since its last
-    /// frame, everybody gets the change first (the snapshot then has the
-    /// same `seq` as that change), so that the next change applies to what
-    /// every connection holds.
+    /// Sends `conn` a snapshot. When the table changed since the last
+    /// frame, everybody gets that change first (a connection that just
+    /// attached gets its snapshot then), so that the next change applies to
+    /// what every connection holds.
     pub(super) fn send_view_to(&mut self, conn: ConnId, now: Instant) {
-        let Some(i) = self.conns.iter().position(|c| c.id == conn) else { return };
-        self.conns[i].fresh = true;
-        let now_ms = super::now_ms();
-        let seats = self.seat_infos(now, now_ms);
-        let clock = self.wire_clock(now, now_ms);
+        let now_ms = self.anchored_now(now);
+        let seats = self.seat_infos();
+        let clock = self.wire_clock();
         if self.sent.as_ref() != Some(&self.sent_state(&seats, clock)) {
-            return self.broadcast(now);
+            let fresh = self.conns.iter().any(|c| c.id == conn && c.fresh);
+            self.broadcast(now);
+            if fresh {
+                return;
+            }
         }
+        let Some(i) = self.conns.iter().position(|c| c.id == conn) else { return };
         if let Some(frame) = self.render(self.conns[i].role, &seats, clock, now_ms) {
             self.conns[i].fresh = false;
             self.queue(conn, i, frame);
         }
     }
 
-    /// The Unix time (ms) of a tokio instant, through an anchor fixed while
-    /// the wall clock agrees with it (to a second), so that a deadline reads
-    /// the same in every frame.
-    fn wall_ms(&self, at: Instant, now: Instant, now_ms: u64) -> u64 {
+    /// The Unix time (ms) now, on the table's timeline: a tokio instant and
+    /// its Unix time fixed while the wall clock agrees with them (to a
+    /// quarter second), so that a deadline reads the same in every frame and
+    /// `deadline - server_time` is the time left.
+    fn anchored_now(&self, now: Instant) -> u64 {
+        let real = super::now_ms();
         let (anchor, anchor_ms) = self.anchor.get();
-        let (anchor, anchor_ms) = if to_ms(now, anchor, anchor_ms).abs_diff(now_ms) > 1000 {
-            self.anchor.set((now, now_ms));
-            (now, now_ms)
-        } else {
-            (anchor, anchor_ms)
-        };
+        let ms = to_ms(now, anchor, anchor_ms);
+        if ms.abs_diff(real) > 250 {
+            self.anchor.set((now, real));
+            return real;
+        }
+        ms
+    }
+
+    /// The Unix time (ms) of a tokio instant on the table's timeline.
+    fn wall_ms(&self, at: Instant) -> u64 {
+        let (anchor, anchor_ms) = self.anchor.get();
         to_ms(at, anchor, anchor_ms)
     }
 
     /// Publishes the lobby summary and the REST status.
     pub(super) fn publish(&self, now: Instant) {
-        let now_ms = super::now_ms();
-        self.publish_at(self.seat_infos(now, now_ms), self.wire_clock(now, now_ms));
+        self.anchored_now(now);
+        self.publish_at(self.seat_infos(), self.wire_clock());
     }
 
     fn publish_at(&self, seats: [SeatInfo; 4], clock: Option<Clock>) {

@@ -214,8 +214,14 @@ async fn drive(
             continue;
         };
         req += 1;
-        let resume =
-            ClientFrame { req: Some(req), msg: ClientMessage::Resume { table, token: token.clone() } };
+        let resume = ClientFrame {
+            req: Some(req),
+            msg: ClientMessage::Resume {
+                protocol: Some(spades_protocol::PROTOCOL_VERSION),
+                table,
+                token: token.clone(),
+            },
+        };
         if ws.send(Message::text(serde_json::to_string(&resume).unwrap())).await.is_err() {
             at += 1;
             continue;
@@ -394,7 +400,9 @@ async fn a_match_spread_over_three_nodes_plays_to_the_end_without_leaks() {
     // Each person plays from the node they joined on; a spectator watches
     // from the third node.
     let mut spectator = Client::connect(nodes[2].addr).await;
-    let watching = spectator.request(ClientMessage::Watch { table }).await;
+    let watching = spectator
+        .request(ClientMessage::Watch { protocol: Some(spades_protocol::PROTOCOL_VERSION), table })
+        .await;
     assert!(matches!(watching, ServerMessage::Watching { .. }), "{watching:?}");
     let mut players = Vec::new();
     for (seat, token, at) in people.iter().cloned() {
@@ -405,7 +413,13 @@ async fn a_match_spread_over_three_nodes_plays_to_the_end_without_leaks() {
             tokio::spawn(async move {
                 // A client of the helper kind, to check every frame for leaks.
                 let mut c = Client::connect(addrs[0]).await;
-                let r = c.request(ClientMessage::Resume { table, token }).await;
+                let r = c
+                    .request(ClientMessage::Resume {
+                        protocol: Some(spades_protocol::PROTOCOL_VERSION),
+                        table,
+                        token,
+                    })
+                    .await;
                 assert!(matches!(r, ServerMessage::Resumed { .. }), "{r:?}");
                 let v = c.play_until(|v| v.phase == TablePhase::Finished || Instant::now() > deadline).await;
                 (c, v)

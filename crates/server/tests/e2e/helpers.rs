@@ -241,7 +241,15 @@ impl Client {
 
     /// Takes a seat and returns (seat, token).
     pub async fn join(&mut self, table: Uuid, name: &str, seat: Option<Seat>) -> (Seat, String) {
-        match self.request(ClientMessage::Join { table, name: name.into(), seat }).await {
+        match self
+            .request(ClientMessage::Join {
+                protocol: Some(spades_protocol::PROTOCOL_VERSION),
+                table,
+                name: name.into(),
+                seat,
+            })
+            .await
+        {
             ServerMessage::Joined { seat, token, .. } => (seat, token),
             other => panic!("join refused: {other:?}"),
         }

@@ -31,7 +31,13 @@ async fn bad_frames_get_typed_errors_and_the_connection_stays_usable() {
     assert_eq!(code_of(&c.recv().await), Some(ErrorCode::FrameTooLarge));
     let unknown = uuid::Uuid::new_v4();
     assert_eq!(
-        code_of(&c.request(ClientMessage::Watch { table: unknown }).await),
+        code_of(
+            &c.request(ClientMessage::Watch {
+                protocol: Some(spades_protocol::PROTOCOL_VERSION),
+                table: unknown
+            })
+            .await
+        ),
         Some(ErrorCode::TableNotFound)
     );
     assert!(matches!(c.request(ClientMessage::Ping).await, ServerMessage::Pong { .. }));
@@ -55,11 +61,32 @@ async fn nobody_acts_out_of_place_and_illegal_cards_change_nothing() {
     }
     // Joining a taken seat, or a full table.
     let mut late = server.client().await;
-    let r = late.request(ClientMessage::Join { table, name: "Late".into(), seat: Some(Seat::North) }).await;
+    let r = late
+        .request(ClientMessage::Join {
+            protocol: Some(spades_protocol::PROTOCOL_VERSION),
+            table,
+            name: "Late".into(),
+            seat: Some(Seat::North),
+        })
+        .await;
     assert_eq!(code_of(&r), Some(ErrorCode::SeatTaken));
-    let r = late.request(ClientMessage::Join { table, name: "Late".into(), seat: None }).await;
+    let r = late
+        .request(ClientMessage::Join {
+            protocol: Some(spades_protocol::PROTOCOL_VERSION),
+            table,
+            name: "Late".into(),
+            seat: None,
+        })
+        .await;
     assert_eq!(code_of(&r), Some(ErrorCode::TableFull));
-    let r = late.request(ClientMessage::Join { table, name: " ".into(), seat: None }).await;
+    let r = late
+        .request(ClientMessage::Join {
+            protocol: Some(spades_protocol::PROTOCOL_VERSION),
+            table,
+            name: " ".into(),
+            seat: None,
+        })
+        .await;
     assert_eq!(code_of(&r), Some(ErrorCode::InvalidName));
     // Only the owner starts.
     let r = seats[1].request(ClientMessage::Start { owner_token: tokens[1].clone() }).await;
@@ -72,14 +99,28 @@ async fn nobody_acts_out_of_place_and_illegal_cards_change_nothing() {
 
     // A wrong token is refused; a right one gives exactly its own seat.
     let mut other = server.client().await;
-    let r = other.request(ClientMessage::Resume { table, token: "0".repeat(64) }).await;
+    let r = other
+        .request(ClientMessage::Resume {
+            protocol: Some(spades_protocol::PROTOCOL_VERSION),
+            table,
+            token: "0".repeat(64),
+        })
+        .await;
     assert_eq!(code_of(&r), Some(ErrorCode::InvalidToken));
-    let r = other.request(ClientMessage::Resume { table, token: tokens[2].clone() }).await;
+    let r = other
+        .request(ClientMessage::Resume {
+            protocol: Some(spades_protocol::PROTOCOL_VERSION),
+            table,
+            token: tokens[2].clone(),
+        })
+        .await;
     assert!(matches!(r, ServerMessage::Resumed { seat: Seat::South, .. }));
 
     // A spectator cannot act.
     let mut spectator = server.client().await;
-    spectator.request(ClientMessage::Watch { table }).await;
+    spectator
+        .request(ClientMessage::Watch { protocol: Some(spades_protocol::PROTOCOL_VERSION), table })
+        .await;
     let r = spectator.request(ClientMessage::Bid { bid: 3 }).await;
     assert_eq!(code_of(&r), Some(ErrorCode::NotSeated));
 
