@@ -661,9 +661,18 @@ type Field = (&'static str, bool, &'static str);
 /// Each message type with its fields: name, whether it is required, and
 /// what it must be (for the refusal).
 const MESSAGE_FIELDS: &[(&str, &[Field])] = &[
-    ("join", &[("table", true, TABLE_ID), ("name", true, TEXT), ("seat", false, SEAT)]),
-    ("resume", &[("table", true, TABLE_ID), ("token", true, TEXT)]),
-    ("watch", &[("table", true, TABLE_ID)]),
+    (
+        "join",
+        &[
+            ("protocol", false, PROTOCOL),
+            ("table", true, TABLE_ID),
+            ("name", true, TEXT),
+            ("seat", false, SEAT),
+        ],
+    ),
+    ("resume", &[("protocol", false, PROTOCOL), ("table", true, TABLE_ID), ("token", true, TEXT)]),
+    ("watch", &[("protocol", false, PROTOCOL), ("table", true, TABLE_ID)]),
+    ("sync", &[]),
     ("start", &[("owner_token", true, TEXT)]),
     ("add_bots", &[("owner_token", true, TEXT)]),
     ("bid", &[("bid", true, "a whole number from 0 to 13")]),
@@ -684,6 +693,7 @@ const MESSAGE_FIELDS: &[(&str, &[Field])] = &[
     ("rematch", &[("ready", false, "true or false")]),
     ("start_rematch", &[("owner_token", true, TEXT)]),
 ];
+const PROTOCOL: &str = "the protocol version, a whole number (this server speaks 2)";
 const TABLE_ID: &str = "a table id (a UUID such as \"67e55044-10b1-426f-9247-bb680e5fe0c8\")";
 const TEXT: &str = "a string";
 const SEAT: &str = "one of \"north\", \"east\", \"south\" or \"west\"";
@@ -756,6 +766,7 @@ fn read_frame(text: &str) -> Result<ClientFrame, Refusal> {
                 "card" => spades_engine::Card::deserialize(v).is_ok(),
                 "seed" => spades_engine::ClientSeed::deserialize(v).is_ok(),
                 "ready" => v.is_boolean(),
+                "protocol" => Option::<u32>::deserialize(v).is_ok(),
                 _ => v.is_string(),
             },
         };

@@ -230,6 +230,8 @@ async fn drive(
         // once per connection: a move sent while the table changes hands
         // is carried to the new owner, and answered from there.
         let mut acted_on: Option<(u16, usize)> = None;
+        // The view this connection holds, kept from its change frames.
+        let mut kept: Option<(u64, TableView)> = None;
         loop {
             let frame = tokio::time::timeout(Duration::from_secs(15), ws.next()).await;
             let text = match frame {
@@ -250,7 +252,29 @@ async fn drive(
             if trace {
                 eprintln!("driver {token:.6} via {addr}: {}", &text[..text.len().min(60)]);
             }
-            match serde_json::from_str::<ServerMessage>(&text).unwrap() {
+            let mut msg = serde_json::from_str::<ServerMessage>(&text).unwrap();
+            match &msg {
+                ServerMessage::View { seq, view } => kept = Some((*seq, (**view).clone())),
+                ServerMessage::Change { seq, change } => {
+                    let applied = match kept.as_mut() {
+                        Some((last, v)) if *seq == *last + 1 => {
+                            *last = *seq;
+                            v.apply(change).is_ok().then(|| v.clone())
+                        }
+                        _ => None,
+                    };
+                    match applied {
+                        Some(v) => msg = ServerMessage::View { seq: *seq, view: Box::new(v) },
+                        None => {
+                            out.errors.push(format!("a change frame that does not follow the view: {text}"));
+                            kept = None;
+                            continue;
+                        }
+                    }
+                }
+                _ => {}
+            }
+            match msg {
                 ServerMessage::View { view, .. } => {
                     if view.phase == TablePhase::Finished {
                         out.last = Some(*view);

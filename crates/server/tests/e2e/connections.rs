@@ -102,7 +102,7 @@ async fn a_client_that_never_reads_is_dropped_and_the_table_keeps_moving() {
     let (mut slow, _) =
         tokio_tungstenite::client_async(format!("ws://{}/ws", server.addr), stream).await.unwrap();
     slow.next().await.unwrap().unwrap(); // hello
-    let watch = serde_json::json!({"type": "watch", "table": table, "req": 1}).to_string();
+    let watch = serde_json::json!({"type": "watch", "protocol": 2, "table": table, "req": 1}).to_string();
     slow.send(Message::text(watch)).await.unwrap();
     let reply = slow.next().await.unwrap().unwrap();
     assert!(reply.to_text().unwrap().contains("\"watching\""), "{reply}");

@@ -1,5 +1,5 @@
 use spades_engine::{Card, CardSet, Legal, Seat, Suit};
-use spades_protocol::{ClientMessage, ErrorCode, ServerMessage, TableOptions, TablePhase};
+use spades_protocol::{ClientMessage, ErrorCode, ServerMessage, TableOptions, TablePhase, TableView};
 
 use crate::helpers::*;
 
@@ -183,5 +183,53 @@ async fn nobody_acts_out_of_place_and_illegal_cards_change_nothing() {
             assert_eq!(message, format!("you must follow the led suit ({})", lead.suit()));
         }
     }
+    server.stop().await;
+}
+
+/// A client of protocol 1 (no `protocol` in its attach) or of another
+/// version is refused with a message naming the version needed, and takes
+/// no seat; `sync` answers with an `ack` and a snapshot equal to the view
+/// the change frames built.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn old_clients_are_told_the_version_and_sync_gives_a_snapshot() {
+    let server = spawn_server(test_config()).await;
+    let created = server.create_table(TableOptions::default()).await;
+    let table = created.table;
+    let mut old = server.client().await;
+    for frame in [
+        format!(r#"{{"req":1,"type":"join","table":"{table}","name":"Old"}}"#),
+        format!(r#"{{"req":1,"type":"watch","protocol":1,"table":"{table}"}}"#),
+        format!(r#"{{"req":1,"type":"resume","protocol":3,"table":"{table}","token":"x"}}"#),
+    ] {
+        old.send_raw(&frame).await;
+        match old.reply_to(1).await {
+            ServerMessage::Error { code: ErrorCode::UnsupportedProtocol, message, .. } => {
+                assert!(message.contains("protocol 2"), "{message}");
+            }
+            other => panic!("{frame}: {other:?}"),
+        }
+    }
+    assert_eq!(server.status(table).await.summary.open_seats, 4, "the old client took no seat");
+
+    let mut ann = server.client().await;
+    ann.join(table, "Ann", Some(Seat::North)).await;
+    let mut bob = server.client().await;
+    bob.join(table, "Bob", Some(Seat::East)).await;
+    // Ann's view now comes from a change frame (Bob sat down).
+    let built = ann.view_until(|v| v.seats[1].name.as_deref() == Some("Bob")).await;
+    assert!(ann.raw.iter().any(|f| f.starts_with(r#"{"type":"change","#)), "no change frame came");
+    let req = ann.send(ClientMessage::Sync).await;
+    let reply = ann.reply_to(req).await;
+    assert!(matches!(reply, ServerMessage::Ack { .. }), "{reply:?}");
+    let snapshot = loop {
+        let raw = ann.raw.len();
+        let msg = ann.recv().await;
+        if let ServerMessage::View { view, .. } = msg
+            && ann.raw[raw].starts_with(r#"{"type":"view","#)
+        {
+            break *view;
+        }
+    };
+    assert_eq!(TableView { server_time: 0, ..snapshot }, TableView { server_time: 0, ..built });
     server.stop().await;
 }
