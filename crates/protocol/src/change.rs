@@ -187,8 +187,8 @@ impl TableView {
         if let Some(turn) = change.turn {
             self.game.as_mut().ok_or(ApplyError::NoGame)?.turn = turn;
         }
-        if let Some(legal) = &change.legal {
-            self.game.as_mut().ok_or(ApplyError::NoGame)?.legal = legal.clone();
+        if let Some(legal) = change.legal {
+            self.game.as_mut().ok_or(ApplyError::NoGame)?.legal = legal;
         }
         if let Some(result) = change.result {
             self.game.as_mut().ok_or(ApplyError::NoGame)?.result = Some(result);

@@ -95,7 +95,7 @@ async fn random_match(rules: Rules, seed: u64, record: bool) -> (usize, Vec<Fake
                 fakes[i].attach(&h, Attach::Resume { token }).await;
             }
             // A player leaves for good (once, never North).
-            (8, _) if !left && seed % 3 == 0 => {
+            (8, _) if !left && seed.is_multiple_of(3) => {
                 left = true;
                 let i = 1 + rng.below(3) as usize;
                 fakes[i].act(&h, Act::Leave).await;
