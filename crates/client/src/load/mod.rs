@@ -17,6 +17,7 @@
 //! [`capacity`] and [`memory`] are the three scenarios of the benchmark
 //! (`scripts/bench.sh`, `docs/benchmarks.md`).
 
+pub mod lean;
 pub mod stats;
 pub mod summary;
 
