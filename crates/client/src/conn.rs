@@ -212,7 +212,9 @@ impl Connection {
             };
             match conn.recv().await? {
                 ServerMessage::Hello { protocol, server, server_time } => {
-                    if protocol != PROTOCOL_VERSION {
+                    // A server of protocol 1 sends only whole views, which
+                    // this client reads as well (it never needs `sync` there).
+                    if !(1..=PROTOCOL_VERSION).contains(&protocol) {
                         return Err(Error::Version { got: protocol, expected: PROTOCOL_VERSION });
                     }
                     conn.server = server;
