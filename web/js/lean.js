@@ -134,7 +134,18 @@ export function applyChange(view, change) {
     }
   }
 
-  if ('clock' in c) v.clock = c.clock;
+  if ('clock' in c) {
+    // `kind` and `duration_ms` are left out when they are the held clock's.
+    if (c.clock === null) {
+      v.clock = null;
+    } else {
+      const held = v.clock;
+      const kind = c.clock.kind ?? held?.kind;
+      const duration = c.clock.duration_ms ?? held?.duration_ms;
+      if (kind === undefined || duration === undefined) throw new Error('a clock the view cannot complete');
+      v.clock = { seat: c.clock.seat, kind, deadline: c.clock.deadline, duration_ms: duration };
+    }
+  }
   if ('fair' in c) v.fair = c.fair;
   if ('rematch' in c) {
     // The server leaves `rematch` out of a view that has none.

@@ -6,7 +6,7 @@ use serde::{Deserialize, Deserializer, Serialize};
 use spades_engine::{Action, CardSet, HandResult, Legal, MatchResult, Phase, Seat, Team, Trick};
 use utoipa::ToSchema;
 
-use crate::{Clock, Fairness, LastAction, Rematch, SeatInfo, TablePhase, TableView};
+use crate::{Clock, ClockKind, Fairness, LastAction, Rematch, SeatInfo, TablePhase, TableView};
 
 /// What changed since the frame before (`seq - 1`). Every field but
 /// `server_time` is absent when it did not change; for the fields that can
@@ -48,8 +48,8 @@ pub struct Change {
     pub seats: Vec<SeatInfo>,
     /// The turn clock (`null`: none).
     #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "present")]
-    #[schema(value_type = Option<Clock>)]
-    pub clock: Option<Option<Clock>>,
+    #[schema(value_type = Option<ClockChange>)]
+    pub clock: Option<Option<ClockChange>>,
     /// The fair-deal information.
     #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "present")]
     #[schema(value_type = Option<Fairness>)]
@@ -58,6 +58,36 @@ pub struct Change {
     #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "present")]
     #[schema(value_type = Option<Rematch>)]
     pub rematch: Option<Option<Rematch>>,
+}
+
+/// A turn clock in a change frame: like [`Clock`], with `kind` and
+/// `duration_ms` left out when they are the same as the clock the view
+/// holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+pub struct ClockChange {
+    /// The seat on turn.
+    pub seat: Seat,
+    /// When the turn runs out (Unix time, ms).
+    pub deadline: u64,
+    /// Bid or card; absent: the held clock's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kind: Option<ClockKind>,
+    /// The turn's whole time; absent: the held clock's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub duration_ms: Option<u64>,
+}
+
+impl ClockChange {
+    /// The change from the clock `before` to `now`.
+    #[must_use]
+    pub fn between(before: Option<Clock>, now: Clock) -> ClockChange {
+        ClockChange {
+            seat: now.seat,
+            deadline: now.deadline,
+            kind: (before.map(|c| c.kind) != Some(now.kind)).then_some(now.kind),
+            duration_ms: (before.map(|c| c.duration_ms) != Some(now.duration_ms)).then_some(now.duration_ms),
+        }
+    }
 }
 
 /// The next hand's number and dealer.
@@ -85,6 +115,8 @@ pub enum ApplyError {
     BadCard,
     /// A trick won that is not complete, or a fourteenth trick.
     BadTrick,
+    /// A clock without its kind or duration where the view holds none.
+    BadClock,
 }
 
 impl std::fmt::Display for ApplyError {
@@ -93,6 +125,7 @@ impl std::fmt::Display for ApplyError {
             ApplyError::NoGame => "a change for a game the view does not have",
             ApplyError::BadCard => "a card the view cannot take",
             ApplyError::BadTrick => "a trick the view cannot complete",
+            ApplyError::BadClock => "a clock the view cannot complete",
         })
     }
 }
@@ -198,7 +231,21 @@ impl TableView {
             self.seats[usize::from(info.seat.index())] = info.clone();
         }
         if let Some(clock) = change.clock {
-            self.clock = clock;
+            self.clock = match clock {
+                None => None,
+                Some(c) => {
+                    let held = self.clock;
+                    Some(Clock {
+                        seat: c.seat,
+                        deadline: c.deadline,
+                        kind: c.kind.or(held.map(|h| h.kind)).ok_or(ApplyError::BadClock)?,
+                        duration_ms: c
+                            .duration_ms
+                            .or(held.map(|h| h.duration_ms))
+                            .ok_or(ApplyError::BadClock)?,
+                    })
+                }
+            };
         }
         if let Some(fair) = &change.fair {
             self.fair = fair.clone();

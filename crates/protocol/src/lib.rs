@@ -26,7 +26,7 @@ use uuid::Uuid;
 
 mod change;
 
-pub use change::{ApplyError, Change, Deal};
+pub use change::{ApplyError, Change, ClockChange, Deal};
 pub use spades_engine;
 pub use uuid;
 

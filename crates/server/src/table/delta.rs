@@ -11,7 +11,9 @@
 
 use serde::Serialize;
 use spades_engine::{Action, CardSet, Legal, Match, Seat, Trick};
-use spades_protocol::{Change, Clock, Deal, Fairness, LastAction, Rematch, SeatInfo, TablePhase};
+use spades_protocol::{
+    Change, Clock, ClockChange, Deal, Fairness, LastAction, Rematch, SeatInfo, TablePhase,
+};
 
 /// What the last frame showed.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -164,7 +166,7 @@ impl Sent {
         change.seats =
             now.seats.iter().zip(&self.seats).filter(|(n, o)| n != o).map(|(n, _)| n.clone()).collect();
         if now.clock != self.clock {
-            change.clock = Some(now.clock);
+            change.clock = Some(now.clock.map(|c| ClockChange::between(self.clock, c)));
         }
         if now.fair != self.fair {
             change.fair = Some(now.fair.clone());
