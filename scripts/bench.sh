@@ -22,8 +22,14 @@
 #   BENCH_QUICK=1          short steps and windows
 #   BENCH_OUT=dir          where the reports go (default target/bench)
 #   BENCH_ONLY="a b"       only these scenarios (capacity throughput memory echo
-#                          cluster); cluster (three nodes on PostgreSQL and
-#                          NATS, scripts/bench-cluster.sh) runs only when named
+#                          cluster lean); cluster (three nodes on PostgreSQL and
+#                          NATS, scripts/bench-cluster.sh) runs only when named;
+#                          lean (an older server against this one, alternating
+#                          rounds: actions/s, bytes per change, CPU per action,
+#                          at think 0 and at 1 s think) needs BENCH_BASE_BIN
+#   BENCH_BASE_BIN=path    the older server binary the lean scenario compares
+#                          BENCH_SERVER_BIN (default: this build) with
+#   BENCH_LEAN_TABLES=2000 tables of the lean scenario's 1 s-think step
 #   BENCH_STEPS=1000,2000  capacity steps (default: 1000 to the fd limit)
 #   BENCH_HOLD=60          seconds each capacity step is held
 #   BENCH_DURATION=20      seconds measured in each throughput and echo run
@@ -89,7 +95,7 @@ trap cleanup EXIT INT TERM
 # server out of the way (they would refuse the load generator: one address
 # opening thousands of connections and tables a minute).
 start_server() {
-  local p=$1
+  local p=$1 binary=${2:-$server_bin}
   SPADES_SERVER__BIND=127.0.0.1:$p \
   SPADES_STORAGE__IN_MEMORY=true \
   SPADES_TABLES__BOT=rule \
@@ -101,7 +107,7 @@ start_server() {
   SPADES_LIMITS__CONNECTIONS_PER_IP=0 \
   SPADES_LIMITS__REQUESTS_PER_MINUTE_PER_IP=0 \
   SPADES_LOG__FILTER=warn \
-    "$server_bin" >"$out/server-$p.log" 2>&1 &
+    "$binary" >"$out/server-$p.log" 2>&1 &
   server_pid=$!
   pids+=("$server_pid")
   for _ in $(seq 1 100); do
@@ -219,6 +225,42 @@ if want throughput || want echo; then
     throughput_run 4 "$out/throughput-think4.json"
   fi
   rounds_report | tee "$out/rounds.md" >&2
+fi
+
+# The lean scenario: the older server (BENCH_BASE_BIN) and this one in
+# alternating rounds, each on a fresh server, with the echo ceiling in every
+# round: 200 tables at think 0, then a 1 s-think step.
+if want lean; then
+  base_bin=${BENCH_BASE_BIN:?the lean scenario needs BENCH_BASE_BIN, an older server binary}
+  lean_tables=${BENCH_LEAN_TABLES:-2000}
+  for r in $(seq 1 "$rounds"); do
+    for which in base new; do
+      b=$server_bin; [ "$which" = base ] && b=$base_bin
+      say "lean, round $r of $rounds: $which server, 200 tables, think time 0, ${duration} s"
+      start_server $((port + 1)) "$b"
+      "$load" run --url "http://127.0.0.1:$((port + 1))" --server-pid "$server_pid" \
+        --tables 200 --think-ms 0 --warmup "$warmup" --duration "$duration" \
+        --json-out "$out/lean-$which-think0-$r.json" || echo "(the run had failures)" >&2
+      stop "$server_pid"
+      say "lean, round $r of $rounds: $which server, $lean_tables tables, think time 1 s, ${hold} s"
+      start_server $((port + 1)) "$b"
+      "$load" capacity --url "http://127.0.0.1:$((port + 1))" --server-pid "$server_pid" \
+        --steps "$lean_tables" --think-ms 1000 --hold "$hold" --settle "$settle" --p99-ms 50 \
+        --json-out "$out/lean-$which-think1000-$r.json" || echo "(the step had failures)" >&2
+      stop "$server_pid"
+    done
+    say "lean, round $r of $rounds: echo ceiling"
+    "$bin/spades-echo" --bind "127.0.0.1:$((port + 2))" 2>"$out/echo-server.log" &
+    echo_pid=$!
+    pids+=("$echo_pid")
+    sleep 0.5
+    "$load" run --mode echo --url "ws://127.0.0.1:$((port + 2))/ws" --server-pid "$echo_pid" \
+      --tables 200 --think-ms 0 --warmup "$warmup" --duration "$duration" \
+      --json-out "$out/lean-echo-$r.json" || echo "(the echo run had failures)" >&2
+    stop "$echo_pid"
+  done
+  "$load" lean --dir "$out" --rounds "$rounds" | tee "$out/lean.md"
+  [ "$only" = lean ] && exit 0
 fi
 
 if want capacity; then

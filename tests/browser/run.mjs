@@ -9,9 +9,14 @@
 //                     embedded copy (client development without rebuilding)
 //
 // Screenshots go to tests/browser/artifacts/ (git-ignored).
+//
+// The protocol 2 tests of the client without a browser (lean.test.mjs: change
+// frames against the server's fixture, the view keeper) run first, outside
+// the browser suite.
 
 import path from 'node:path';
 import { after, before, describe } from 'node:test';
+import { leanTests } from './lean.test.mjs';
 import { ARTIFACTS, launchBrowser, startStack } from './lib/harness.mjs';
 import { a11yTests } from './tests/a11y.test.mjs';
 import { alertTests } from './tests/alerts.test.mjs';
@@ -40,6 +45,8 @@ for (const sig of ['SIGINT', 'SIGTERM']) {
     stopAll().finally(() => process.exit(130));
   });
 }
+
+leanTests();
 
 describe('Spades web client in Chromium', { timeout: 300_000 }, () => {
   before(async () => {

@@ -1,8 +1,11 @@
 // One WebSocket connection to one table, kept alive: it reconnects with
 // exponential backoff and re-attaches (join, resume or watch, chosen by the
-// caller each time) whenever the socket drops.
+// caller each time) whenever the socket drops. It keeps the table's view
+// from the server's snapshots and change frames (protocol 2, lean.js) and
+// hands the page the complete view after each.
 
-const PROTOCOL = 1;
+import { PROTOCOL, ViewKeeper } from './lean.js';
+
 const BACKOFF_MIN_MS = 500;
 const BACKOFF_MAX_MS = 15000;
 const PING_EVERY_MS = 15000;
@@ -18,7 +21,8 @@ export class Connection {
    * @param {(reply: object) => void} hooks.onAttached  `joined`, `resumed` or `watching`
    * @param {(err: object, msg: object) => (object|null)} hooks.onAttachError
    *        returns another attach message to try, or null to give up
-   * @param {(msg: object) => void} hooks.onView
+   * @param {(msg: object) => void} hooks.onView  `{type: 'view', seq, view}`, the complete
+   *        view, after every snapshot and every change applied
    * @param {(msg: object) => void} [hooks.onUnsolicitedError]
    * @param {(state: object) => void} hooks.onState
    */
@@ -34,6 +38,7 @@ export class Connection {
     this.stopped = false;
     this.attached = false;
     this.closingSent = false;
+    this.keeper = new ViewKeeper(() => this.sendSync());
     this.onOnline = () => this.reconnectNow();
     this.onVisible = () => {
       if (document.visibilityState === 'visible') this.reconnectNow();
@@ -102,11 +107,15 @@ export class Connection {
           return;
         }
         this.startPing();
+        this.keeper.expectSnapshot();
         this.sendAttach(this.hooks.attach());
         return;
       case 'view':
-        this.hooks.onView(msg);
+      case 'change': {
+        const view = this.keeper.receive(msg);
+        if (view) this.hooks.onView(view);
         return;
+      }
       case 'chat':
         this.hooks.onChat?.(msg);
         return;
@@ -130,8 +139,17 @@ export class Connection {
     }
   }
 
+  /** Asks for a snapshot (the view missed a change). */
+  sendSync() {
+    this.request({ type: 'sync' }).catch((err) => {
+      // A lost connection attaches again and gets a snapshot anyway.
+      if (err.code !== 'disconnected') this.keeper.syncFailed();
+    });
+  }
+
+  /** `msg` is `join`, `resume` or `watch`; the protocol number is added here. */
   sendAttach(msg) {
-    this.request(msg).then(
+    this.request({ ...msg, protocol: PROTOCOL }).then(
       (reply) => {
         this.attached = true;
         this.attempt = 0;
@@ -140,6 +158,11 @@ export class Connection {
       },
       (err) => {
         if (err.code === 'disconnected') return;
+        if (err.code === 'unsupported_protocol') {
+          this.stop();
+          this.state({ status: 'closed', reason: `${err.message} (this page speaks protocol ${PROTOCOL}): reload` });
+          return;
+        }
         const next = this.hooks.onAttachError(err, msg);
         if (next) this.sendAttach(next);
         else {

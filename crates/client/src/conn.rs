@@ -15,6 +15,7 @@ use url::Url;
 use uuid::Uuid;
 
 use crate::error::{Error, Result};
+use crate::keeper::{Kept, ViewKeeper};
 use crate::tls::Tls;
 
 /// Where a server is: its REST base and its WebSocket address.
@@ -156,6 +157,10 @@ pub struct Connection {
     contribute_seed: bool,
     /// The last seed this connection sent, with the commitment it saw.
     contributed: Option<(Commitment, ClientSeed)>,
+    /// The view, kept up to date from the change frames.
+    keeper: ViewKeeper,
+    /// The request id of a `sync` sent after a gap, whose `ack` is ours.
+    sync_req: Option<u32>,
 }
 
 impl Connection {
@@ -202,10 +207,14 @@ impl Connection {
                 last_heard: tokio::time::Instant::now(),
                 contribute_seed: opts.contribute_seed,
                 contributed: None,
+                keeper: ViewKeeper::new(),
+                sync_req: None,
             };
             match conn.recv().await? {
                 ServerMessage::Hello { protocol, server, server_time } => {
-                    if protocol != PROTOCOL_VERSION {
+                    // A server of protocol 1 sends only whole views, which
+                    // this client reads as well (it never needs `sync` there).
+                    if !(1..=PROTOCOL_VERSION).contains(&protocol) {
                         return Err(Error::Version { got: protocol, expected: PROTOCOL_VERSION });
                     }
                     conn.server = server;
@@ -327,9 +336,33 @@ impl Connection {
     /// # Errors
     /// [`Error::Closed`] when the connection ends; [`Error::Protocol`] for
     /// a frame the protocol does not describe.
+    ///
+    /// Change frames are applied to the view this connection holds and come
+    /// out as complete views ([`ServerMessage::View`] with the change's
+    /// `seq`); after a gap the connection sends `sync` itself and goes on
+    /// with the snapshot that answers.
     pub async fn recv(&mut self) -> Result<ServerMessage> {
-        let text = self.recv_text().await?;
-        parse(&text)
+        loop {
+            let text = self.recv_text().await?;
+            match self.keeper.receive(parse(&text)?) {
+                Kept::View(seq, view) => return Ok(ServerMessage::View { seq, view }),
+                Kept::Other(ServerMessage::Ack { req: Some(r) }) if self.sync_req == Some(r) => {
+                    self.sync_req = None;
+                }
+                Kept::Other(msg) => return Ok(msg),
+                Kept::Nothing => {}
+                Kept::Gap => {
+                    self.sync_req = Some(self.send(ClientMessage::Sync).await?);
+                    self.keeper.syncing();
+                }
+            }
+        }
+    }
+
+    /// The view this connection holds (the last one [`Connection::recv`]
+    /// returned), with its `seq`.
+    pub fn view(&self) -> Option<(u64, &spades_protocol::TableView)> {
+        self.keeper.view()
     }
 
     /// Sends `msg` and waits for its reply (`joined`, `resumed`, `watching`,
@@ -367,7 +400,15 @@ impl Connection {
     /// [`Error::Refused`] (`table_full`, `seat_taken`, …) or a connection
     /// error.
     pub async fn join(&mut self, table: Uuid, name: &str, seat: Option<Seat>) -> Result<Joined> {
-        let joined = match self.request(ClientMessage::Join { table, name: name.to_owned(), seat }).await? {
+        let joined = match self
+            .request(ClientMessage::Join {
+                protocol: Some(PROTOCOL_VERSION),
+                table,
+                name: name.to_owned(),
+                seat,
+            })
+            .await?
+        {
             ServerMessage::Joined { table, seat, token, .. } => Joined { table, seat, token },
             other => return Err(Error::Protocol(format!("expected joined, got {other:?}"))),
         };
@@ -383,7 +424,14 @@ impl Connection {
     /// [`Error::Refused`] (`invalid_token`, `table_not_found`, …) or a
     /// connection error.
     pub async fn resume(&mut self, table: Uuid, token: &str) -> Result<Seat> {
-        let seat = match self.request(ClientMessage::Resume { table, token: token.to_owned() }).await? {
+        let seat = match self
+            .request(ClientMessage::Resume {
+                protocol: Some(PROTOCOL_VERSION),
+                table,
+                token: token.to_owned(),
+            })
+            .await?
+        {
             ServerMessage::Resumed { seat, .. } => seat,
             other => return Err(Error::Protocol(format!("expected resumed, got {other:?}"))),
         };
@@ -450,7 +498,7 @@ impl Connection {
     /// # Errors
     /// [`Error::Refused`] or a connection error.
     pub async fn watch(&mut self, table: Uuid) -> Result<()> {
-        self.request(ClientMessage::Watch { table }).await.map(drop)
+        self.request(ClientMessage::Watch { protocol: Some(PROTOCOL_VERSION), table }).await.map(drop)
     }
 
     /// Owner: starts the match.

@@ -55,6 +55,7 @@
 
 mod conn;
 mod error;
+mod keeper;
 pub mod peek;
 mod rest;
 pub mod rng;
@@ -69,6 +70,7 @@ pub mod tui;
 
 pub use conn::{ConnectOptions, Connection, Endpoint, Joined, action_message};
 pub use error::{Error, Result};
+pub use keeper::{Kept, ViewKeeper};
 pub use rest::{Client, TableQuery};
 pub use session::{Attach, Backoff, Command, Event, Session, SessionOptions};
 pub use spades_protocol as protocol;

@@ -102,6 +102,23 @@ impl From<ViewOutline> for QuickView {
     }
 }
 
+impl QuickView {
+    /// The same of a complete view.
+    pub fn of(v: &spades_protocol::TableView) -> QuickView {
+        let game = v.game.as_ref();
+        QuickView {
+            finished: v.phase == TablePhase::Finished,
+            turn: game.and_then(|g| g.turn),
+            hand_number: game.map(|g| g.hand_number),
+        }
+    }
+}
+
+/// The frame is a `change`, as the server writes it.
+pub fn is_change(text: &str) -> bool {
+    text.starts_with(r#"{"type":"change","#)
+}
+
 /// The frame is an `ack`, as the server writes it.
 pub fn is_ack(text: &str) -> bool {
     text.starts_with(r#"{"type":"ack","#)

@@ -449,10 +449,11 @@ impl Supervisor {
                         }
                     }
                 },
-                text = conn.recv_text() => {
+                msg = conn.recv() => {
                     last_heard = Instant::now();
-                    match text {
-                        Ok(text) => self.dispatch(&text),
+                    match msg {
+                        Ok(msg) => self.dispatch(msg),
+                        Err(Error::Protocol(e)) => debug!(error = %e, "unreadable frame skipped"),
                         Err(e) => return Lost::Failed(e),
                     }
                 }
@@ -468,14 +469,9 @@ impl Supervisor {
         }
     }
 
-    fn dispatch(&self, text: &str) {
-        let msg: ServerMessage = match serde_json::from_str(text) {
-            Ok(m) => m,
-            Err(e) => {
-                debug!(error = %e, "unreadable frame skipped");
-                return;
-            }
-        };
+    /// Passes a frame on as an event (change frames come here as the
+    /// complete views [`Connection::recv`] made of them).
+    fn dispatch(&self, msg: ServerMessage) {
         let event = match msg {
             ServerMessage::View { seq, view } => Event::View { seq, view },
             ServerMessage::Ack { req } => Event::Ack { req: req.unwrap_or(0) },
@@ -483,6 +479,7 @@ impl Supervisor {
             ServerMessage::Error { req, code, message } => Event::Refused { req, code, message },
             ServerMessage::Chat { from, name, text, .. } => Event::Chat { from, name, text },
             ServerMessage::Hello { .. }
+            | ServerMessage::Change { .. }
             | ServerMessage::Joined { .. }
             | ServerMessage::Resumed { .. }
             | ServerMessage::Watching { .. } => return,

@@ -24,13 +24,16 @@ use spades_engine::{
 use utoipa::ToSchema;
 use uuid::Uuid;
 
+mod change;
+
+pub use change::{ApplyError, Change, ClockChange, Deal};
 pub use spades_engine;
 pub use uuid;
 
 /// The protocol version spoken by this crate. The server announces it in
 /// [`ServerMessage::Hello`]; it changes only when a change would break
 /// existing clients.
-pub const PROTOCOL_VERSION: u32 = 1;
+pub const PROTOCOL_VERSION: u32 = 2;
 
 /// The largest text frame the server reads, in bytes.
 pub const MAX_FRAME_BYTES: usize = 4096;
@@ -322,6 +325,10 @@ pub enum ClientMessage {
     /// Take a seat (the first empty one when `seat` is absent). The reply
     /// [`ServerMessage::Joined`] carries the seat token: keep it to resume.
     Join {
+        /// The protocol the client speaks: [`PROTOCOL_VERSION`]. Any other
+        /// value, or none, is refused with `unsupported_protocol`.
+        #[serde(default)]
+        protocol: Option<u32>,
         /// The table.
         table: Uuid,
         /// Display name, 1 to 24 characters.
@@ -333,6 +340,9 @@ pub enum ClientMessage {
     /// Come back to a seat with its token (after a reload or a dropped
     /// connection).
     Resume {
+        /// The protocol the client speaks: [`PROTOCOL_VERSION`].
+        #[serde(default)]
+        protocol: Option<u32>,
         /// The table.
         table: Uuid,
         /// The seat token from [`ServerMessage::Joined`].
@@ -340,9 +350,16 @@ pub enum ClientMessage {
     },
     /// Watch as a spectator: no hand, no actions.
     Watch {
+        /// The protocol the client speaks: [`PROTOCOL_VERSION`].
+        #[serde(default)]
+        protocol: Option<u32>,
         /// The table.
         table: Uuid,
     },
+    /// Ask for a snapshot: the reply is an `ack`, then a
+    /// [`ServerMessage::View`] of the table as it is now (after a gap in
+    /// `seq`, or whenever the client is unsure of its view).
+    Sync,
     /// Owner only: start the match (every seat must be taken).
     Start {
         /// The owner token from table creation.
@@ -493,11 +510,13 @@ pub enum ErrorCode {
     MatchNotOver,
     /// Rematch: a present player is not ready yet.
     PlayersNotReady,
+    /// An attach without the protocol version this server speaks.
+    UnsupportedProtocol,
 }
 
 impl ErrorCode {
     /// Every code, in declaration order.
-    pub const ALL: [ErrorCode; 38] = [
+    pub const ALL: [ErrorCode; 39] = [
         ErrorCode::BadMessage,
         ErrorCode::FrameTooLarge,
         ErrorCode::RateLimited,
@@ -536,6 +555,7 @@ impl ErrorCode {
         ErrorCode::ChatNotAllowed,
         ErrorCode::MatchNotOver,
         ErrorCode::PlayersNotReady,
+        ErrorCode::UnsupportedProtocol,
     ];
 
     /// The code as it appears on the wire, e.g. `"must_follow_suit"`.
@@ -579,6 +599,7 @@ impl ErrorCode {
             ErrorCode::ChatNotAllowed => "chat_not_allowed",
             ErrorCode::MatchNotOver => "match_not_over",
             ErrorCode::PlayersNotReady => "players_not_ready",
+            ErrorCode::UnsupportedProtocol => "unsupported_protocol",
         }
     }
 
@@ -648,13 +669,25 @@ pub enum ServerMessage {
         /// A plain-English reason to show the player.
         message: String,
     },
-    /// The table as this connection sees it. `seq` grows by one with every
-    /// change of the table.
+    /// A snapshot: the table as this connection sees it, complete. Sent
+    /// when the connection attaches, after `sync`, and whenever the server
+    /// prefers it to a change. `seq` grows by one with every change of the
+    /// table.
     View {
         /// The table's change counter.
         seq: u64,
         /// The view.
         view: Box<TableView>,
+    },
+    /// What changed since the frame of `seq - 1`; apply it with
+    /// [`TableView::apply`]. A gap in `seq` means a frame was missed: send
+    /// `sync`.
+    Change {
+        /// The table's change counter.
+        seq: u64,
+        /// What changed.
+        #[serde(flatten)]
+        change: Box<Change>,
     },
     /// Reply to [`ClientMessage::Ping`].
     Pong {
@@ -687,7 +720,10 @@ impl ServerMessage {
             | ServerMessage::Ack { req }
             | ServerMessage::Pong { req }
             | ServerMessage::Error { req, .. } => *req,
-            ServerMessage::Hello { .. } | ServerMessage::View { .. } | ServerMessage::Chat { .. } => None,
+            ServerMessage::Hello { .. }
+            | ServerMessage::View { .. }
+            | ServerMessage::Change { .. }
+            | ServerMessage::Chat { .. } => None,
         }
     }
 }
@@ -930,8 +966,9 @@ mod tests {
     fn client_messages_round_trip_with_fixed_strings() {
         let cases = [
             (
-                r#"{"req":1,"type":"join","table":"67e55044-10b1-426f-9247-bb680e5fe0c8","name":"Ann","seat":"north"}"#,
+                r#"{"req":1,"type":"join","protocol":2,"table":"67e55044-10b1-426f-9247-bb680e5fe0c8","name":"Ann","seat":"north"}"#,
                 ClientMessage::Join {
+                    protocol: Some(PROTOCOL_VERSION),
                     table: "67e55044-10b1-426f-9247-bb680e5fe0c8".parse().unwrap(),
                     name: "Ann".into(),
                     seat: Some(Seat::North),
@@ -1048,7 +1085,14 @@ mod tests {
     fn tokens_never_show_in_debug() {
         let secret = "0123456789abcdef0123456789abcdef";
         let printed = [
-            format!("{:?}", ClientMessage::Resume { table: Uuid::nil(), token: secret.into() }),
+            format!(
+                "{:?}",
+                ClientMessage::Resume {
+                    protocol: Some(PROTOCOL_VERSION),
+                    table: Uuid::nil(),
+                    token: secret.into()
+                }
+            ),
             format!("{:?}", ClientMessage::Start { owner_token: secret.into() }),
             format!(
                 "{:?}",

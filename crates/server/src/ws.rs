@@ -503,7 +503,18 @@ impl Connection {
         let req = frame.req;
         let act = match frame.msg {
             ClientMessage::Ping => return self.reply(socket, &ServerMessage::Pong { req }).await,
-            ClientMessage::Join { table, name, seat } => {
+            ClientMessage::Join { protocol, .. }
+            | ClientMessage::Resume { protocol, .. }
+            | ClientMessage::Watch { protocol, .. }
+                if protocol != Some(PROTOCOL_VERSION) =>
+            {
+                let message = format!(
+                    "this server speaks protocol {PROTOCOL_VERSION}: send \"protocol\":{PROTOCOL_VERSION} \
+                     with join, resume or watch (see docs/protocol.md)"
+                );
+                return self.reply(socket, &error(req, ErrorCode::UnsupportedProtocol, &message)).await;
+            }
+            ClientMessage::Join { table, name, seat, .. } => {
                 let Some(name) = clean_name(&name, 24) else {
                     let err = error(
                         req,
@@ -514,10 +525,12 @@ impl Connection {
                 };
                 return self.attach(socket, req, table, Attach::Join { name, seat }).await;
             }
-            ClientMessage::Resume { table, token } => {
+            ClientMessage::Resume { table, token, .. } => {
                 return self.attach(socket, req, table, Attach::Resume { token }).await;
             }
-            ClientMessage::Watch { table } => return self.attach(socket, req, table, Attach::Watch).await,
+            ClientMessage::Watch { table, .. } => {
+                return self.attach(socket, req, table, Attach::Watch).await;
+            }
             ClientMessage::Start { owner_token } => Act::Start { owner_token },
             ClientMessage::AddBots { owner_token } => Act::AddBots { owner_token },
             ClientMessage::Bid { bid } => Act::Bid(bid),
@@ -525,6 +538,7 @@ impl Connection {
             ClientMessage::TakeOver => Act::TakeOver,
             ClientMessage::Leave => Act::Leave,
             ClientMessage::Seed { seed } => Act::Seed(seed),
+            ClientMessage::Sync => Act::Sync,
             // Before attaching there is no seat to hold: nothing to do.
             ClientMessage::Closing if self.table.is_none() => {
                 return self.reply(socket, &ServerMessage::Ack { req }).await;
@@ -647,9 +661,18 @@ type Field = (&'static str, bool, &'static str);
 /// Each message type with its fields: name, whether it is required, and
 /// what it must be (for the refusal).
 const MESSAGE_FIELDS: &[(&str, &[Field])] = &[
-    ("join", &[("table", true, TABLE_ID), ("name", true, TEXT), ("seat", false, SEAT)]),
-    ("resume", &[("table", true, TABLE_ID), ("token", true, TEXT)]),
-    ("watch", &[("table", true, TABLE_ID)]),
+    (
+        "join",
+        &[
+            ("protocol", false, PROTOCOL),
+            ("table", true, TABLE_ID),
+            ("name", true, TEXT),
+            ("seat", false, SEAT),
+        ],
+    ),
+    ("resume", &[("protocol", false, PROTOCOL), ("table", true, TABLE_ID), ("token", true, TEXT)]),
+    ("watch", &[("protocol", false, PROTOCOL), ("table", true, TABLE_ID)]),
+    ("sync", &[]),
     ("start", &[("owner_token", true, TEXT)]),
     ("add_bots", &[("owner_token", true, TEXT)]),
     ("bid", &[("bid", true, "a whole number from 0 to 13")]),
@@ -670,6 +693,7 @@ const MESSAGE_FIELDS: &[(&str, &[Field])] = &[
     ("rematch", &[("ready", false, "true or false")]),
     ("start_rematch", &[("owner_token", true, TEXT)]),
 ];
+const PROTOCOL: &str = "the protocol version, a whole number (this server speaks 2)";
 const TABLE_ID: &str = "a table id (a UUID such as \"67e55044-10b1-426f-9247-bb680e5fe0c8\")";
 const TEXT: &str = "a string";
 const SEAT: &str = "one of \"north\", \"east\", \"south\" or \"west\"";
@@ -742,6 +766,7 @@ fn read_frame(text: &str) -> Result<ClientFrame, Refusal> {
                 "card" => spades_engine::Card::deserialize(v).is_ok(),
                 "seed" => spades_engine::ClientSeed::deserialize(v).is_ok(),
                 "ready" => v.is_boolean(),
+                "protocol" => Option::<u32>::deserialize(v).is_ok(),
                 _ => v.is_string(),
             },
         };

@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { chromium } from 'playwright-core';
+import { ViewKeeper } from '../../../web/js/lean.js';
 import { REPO_ROOT, startDurableServer, startServer } from './server.mjs';
 import { startWebProxy } from './webproxy.mjs';
 
@@ -67,16 +68,32 @@ export function launchBrowser() {
 /**
  * A fresh browser context and page. Records every request and WebSocket the
  * page opens, every frame it exchanges and every uncaught error.
+ *
+ * The server sends a snapshot (`view`) on attach and then `change` frames
+ * (protocol 2): `rec.views` holds the complete view after each of them, as
+ * `{i, seq, view}` with `i` the frame's index in `rec.received`, rebuilt per
+ * socket with the client's own web/js/lean.js. `rec.gaps` counts the changes
+ * that did not follow the frame before (the page then asks for a sync).
  */
 export async function openPage(browser, baseURL, { viewport = { width: 1280, height: 860 }, hasTouch = false } = {}) {
   const context = await browser.newContext({ viewport, hasTouch, baseURL });
   const page = await context.newPage();
-  const rec = { requests: [], sockets: [], sent: [], received: [], errors: [], console: [] };
+  const rec = { requests: [], sockets: [], sent: [], received: [], views: [], gaps: 0, errors: [], console: [] };
   page.on('request', (r) => rec.requests.push(r.url()));
   page.on('websocket', (ws) => {
     rec.sockets.push(ws.url());
+    const keeper = new ViewKeeper(() => {
+      rec.gaps += 1;
+    });
     ws.on('framesent', (f) => rec.sent.push(parse(f.payload)));
-    ws.on('framereceived', (f) => rec.received.push(parse(f.payload)));
+    ws.on('framereceived', (f) => {
+      const m = parse(f.payload);
+      rec.received.push(m);
+      if (m.type === 'view' || m.type === 'change') {
+        const got = keeper.receive(m);
+        if (got) rec.views.push({ i: rec.received.length - 1, seq: got.seq, view: got.view });
+      }
+    });
   });
   page.on('pageerror', (e) => rec.errors.push(e.message));
   page.on('console', (m) => {
@@ -97,6 +114,11 @@ export async function openPage(browser, baseURL, { viewport = { width: 1280, hei
       assert.ok(rec.requests.length > 0, 'no request recorded');
       assert.deepEqual(rec.errors, [], 'uncaught errors in the page');
       assert.deepEqual(rec.console.filter((t) => !/WebSocket/.test(t)), [], 'console errors');
+      // Every change followed the frame before it on its socket.
+      assert.equal(rec.gaps, 0, 'change frames with a gap in seq');
+      assert.deepEqual(rec.sent.filter((m) => m.type === 'sync'), [], 'the page asked for a sync');
+      const attaches = rec.sent.filter((m) => ['join', 'resume', 'watch'].includes(m.type));
+      assert.ok(attaches.every((m) => m.protocol === 2), 'every join, resume and watch says protocol 2');
     },
     close: () => context.close(),
   };

@@ -58,7 +58,7 @@ export function fairTests(suite) {
       assert.equal(lobby.fair.client_seeds[seatIndex], sent.seed);
       assert.equal(lobby.fair.fixed, false);
       assert.equal(lobby.fair.server_seed, null, 'the server seed stays secret');
-      const viewBefore = rec.received.find((m) => m.type === 'view' && m.view.fair);
+      const viewBefore = rec.views.find((v) => v.view.fair);
       assert.equal(viewBefore.view.fair.commitment, lobby.fair.commitment, 'the seed was sent after the commitment was shown');
 
       await fillBotsAndStart(page);
@@ -86,11 +86,13 @@ export function fairTests(suite) {
       // The page's verifier and the command, on the same records.
       const record = await (await fetch(`${stack.api}/api/v1/matches/${id}`)).json();
       assert.equal(record.fair.commitment, lobby.fair.commitment, 'the commitment never changed');
-      // The server seed reached the page only once the match was over.
+      // The server seed reached the page only once the match was over: in
+      // the frame (a snapshot or a change) that made the view a finished one.
       const secret = record.fair.server_seed;
-      const early = rec.received.filter((m) => JSON.stringify(m).includes(secret) && !(m.type === 'view' && m.view.phase === 'finished'));
+      const viewAfter = new Map(rec.views.map((v) => [v.i, v.view]));
+      const early = rec.received.filter((m, i) => JSON.stringify(m).includes(secret) && viewAfter.get(i)?.phase !== 'finished');
       assert.deepEqual(early, [], 'a frame showed the server seed before the end');
-      assert.ok(rec.received.some((m) => m.type === 'view' && m.view.fair?.server_seed === secret), 'the last view reveals it');
+      assert.ok(rec.views.some((v) => v.view.fair?.server_seed === secret), 'the last view reveals it');
       const badServer = structuredClone(record);
       badServer.fair.server_seed = altered(record.fair.server_seed);
       const badClient = structuredClone(record);

@@ -277,8 +277,9 @@ export function playTests(suite) {
       assert.equal(await w.locator('#hand .card').count(), 0, 'a spectator sees no card of any hand');
       assert.equal(await w.isVisible('#hand'), false);
       assert.match(await w.textContent('.watch-note'), /watching/i);
-      const views = watcher.rec.received.filter((m) => m.type === 'view');
+      const views = watcher.rec.views;
       assert.ok(views.length > 0 && views.every((m) => m.view.you === null && m.view.game.hand === null));
+      assert.ok(watcher.rec.received.every((m) => m.type !== 'change' || !('hand' in m)), 'no change frame brings a spectator cards');
       const names = await w.$$eval('.seat .seat-name', (els) => els.map((e) => e.textContent));
       assert.ok(names.some((n) => n.startsWith('Bo')), names.join());
       // Phone width: nothing sticks out sideways.

@@ -48,9 +48,12 @@ function bidLine(b, won) {
   return `${b === 0 ? 'nil' : `bid ${b}`} · won ${won}`;
 }
 
-/** The views the page's sockets received, in order, with their index in `received`. */
+/**
+ * The complete views the page's sockets received (snapshots, and changes
+ * applied to them), in order, with their frame's index in `received`.
+ */
 function views(rec) {
-  return rec.received.flatMap((m, i) => (m.type === 'view' ? [{ i, seq: m.seq, view: m.view }] : []));
+  return rec.views;
 }
 
 /**

@@ -54,6 +54,20 @@ enum Cmd {
     /// Put the JSON reports of a benchmark run side by side with the
     /// targets (a Markdown table).
     Summary(SummaryArgs),
+    /// Put the lean-frames comparison's rounds (an older server against
+    /// this one, `scripts/bench.sh` scenario `lean`) side by side with the
+    /// targets (a Markdown table).
+    Lean(LeanArgs),
+}
+
+#[derive(Debug, Args)]
+struct LeanArgs {
+    /// The directory of the reports (`lean-base-think0-1.json`, …).
+    #[arg(long)]
+    dir: PathBuf,
+    /// How many rounds.
+    #[arg(long, default_value_t = 3)]
+    rounds: usize,
 }
 
 #[derive(Debug, Args)]
@@ -240,6 +254,10 @@ fn main() -> anyhow::Result<()> {
             Cmd::Memory(a) => memory(a).await,
             Cmd::Bot(a) => bot(a).await,
             Cmd::Summary(a) => summary(a),
+            Cmd::Lean(a) => {
+                print!("{}", load::lean::report(&a.dir, a.rounds)?);
+                Ok(())
+            }
         }
     })
 }

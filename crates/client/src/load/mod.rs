@@ -17,6 +17,7 @@
 //! [`capacity`] and [`memory`] are the three scenarios of the benchmark
 //! (`scripts/bench.sh`, `docs/benchmarks.md`).
 
+pub mod lean;
 pub mod stats;
 pub mod summary;
 
@@ -29,8 +30,10 @@ use anyhow::{Context, bail};
 use futures_util::StreamExt;
 use serde::{Deserialize, Serialize};
 use spades_bots::Strength;
-use spades_engine::{Action, Card, Rules, Seat};
-use spades_protocol::{ClientFrame, ClientMessage, CreateTable, TableOptions, TablePhase, Tempo};
+use spades_engine::{Action, Card, Rules, Seat, SeatView};
+use spades_protocol::{
+    ClientFrame, ClientMessage, CreateTable, ServerMessage, TableOptions, TablePhase, TableView, Tempo,
+};
 use tokio::task::JoinHandle;
 use tokio_tungstenite::tungstenite::Utf8Bytes;
 use tokio_util::sync::CancellationToken;
@@ -420,7 +423,12 @@ async fn seat_loop(
     let mut in_flight: Option<Instant> = None;
     let mut hand = 0u16;
     let mut retries = 0u32;
+    // The last snapshot, raw (read only when needed: from a server that
+    // sends whole views, most are for seats not on turn), and the view kept
+    // up to date from change frames once one comes.
     let mut last_view: Option<Utf8Bytes> = None;
+    let mut kept: Option<(u64, TableView)> = None;
+    let mut sync_req: Option<u32> = None;
     loop {
         let text = tokio::select! {
             () = stop.cancelled() => return SeatEnd::Stopped,
@@ -443,16 +451,61 @@ async fn seat_loop(
         };
         stats.frame_in(text.len());
         if peek::is_ack(&text) {
-            stats.accepted.fetch_add(1, Ordering::Relaxed);
+            if sync_req.is_some_and(|r| text.starts_with(&format!(r#"{{"type":"ack","req":{r}}}"#))) {
+                sync_req = None;
+            } else {
+                stats.accepted.fetch_add(1, Ordering::Relaxed);
+            }
             continue;
         }
-        // Views are read by their keys (cheap: most views are for seats not
-        // on turn); anything else is parsed.
-        let view = match peek::quick_view(&text) {
-            Some(v) => v,
-            None => match peek::peek(&text) {
+        let view = if let Some(v) = peek::quick_view(&text) {
+            // A snapshot: read by its keys (cheap).
+            stats.update_in(text.len());
+            last_view = Some(text.clone());
+            kept = None;
+            v
+        } else if peek::is_change(&text) {
+            stats.update_in(text.len());
+            if sync_req.is_some() {
+                continue;
+            }
+            if kept.is_none()
+                && let Some(raw) = &last_view
+                && let Ok(ServerMessage::View { seq, view }) = serde_json::from_str(raw)
+            {
+                kept = Some((seq, *view));
+            }
+            let applied = match (serde_json::from_str::<ServerMessage>(&text), kept.as_mut()) {
+                (Ok(ServerMessage::Change { seq, change }), Some((last, v))) if seq == *last + 1 => {
+                    *last = seq;
+                    v.apply(&change).is_ok()
+                }
+                _ => false,
+            };
+            if !applied {
+                stats.failure(&stats.errors, "seq gap", || format!("{seat}: {}", text.as_str()));
+                (kept, last_view) = (None, None);
+                let req = conn.next_req();
+                sync_req = Some(req);
+                if conn.send_frame(&ClientFrame { req: Some(req), msg: ClientMessage::Sync }).await.is_err() {
+                    stop.cancel();
+                    return SeatEnd::Failed;
+                }
+                continue;
+            }
+            match kept.as_ref() {
+                Some((_, v)) => peek::QuickView::of(v),
+                None => continue,
+            }
+        } else {
+            match peek::peek(&text) {
                 Ok(p) if p.kind == Kind::View => match p.view {
-                    Some(v) => peek::QuickView::from(v),
+                    Some(v) => {
+                        stats.update_in(text.len());
+                        last_view = Some(text.clone());
+                        kept = None;
+                        peek::QuickView::from(v)
+                    }
                     None => continue,
                 },
                 Ok(p) if p.kind == Kind::Ack => {
@@ -469,8 +522,8 @@ async fn seat_loop(
                         return SeatEnd::Failed;
                     }
                     // Nothing changed: decide again from the last view.
-                    if let Some(v) = last_view.clone()
-                        && let Err(end) = act(shared, conn, seat, &v, &mut rng, &mut in_flight, stop).await
+                    if let Some(game) = current_game(&kept, last_view.as_deref())
+                        && let Err(end) = act(shared, conn, seat, game, &mut rng, &mut in_flight, stop).await
                     {
                         return end;
                     }
@@ -481,7 +534,7 @@ async fn seat_loop(
                     stats.failure(&stats.errors, "unreadable", || format!("{seat}: {e}: {}", text.as_str()));
                     continue;
                 }
-            },
+            }
         };
         if let Some(sent) = in_flight.take() {
             stats.latency(sent.elapsed());
@@ -503,10 +556,22 @@ async fn seat_loop(
             continue;
         }
         retries = 0;
-        if let Err(end) = act(shared, conn, seat, &text, &mut rng, &mut in_flight, stop).await {
+        let Some(game) = current_game(&kept, last_view.as_deref()) else {
+            stats.failure(&stats.errors, "unreadable", || format!("{seat}: no game in the view"));
+            continue;
+        };
+        if let Err(end) = act(shared, conn, seat, game, &mut rng, &mut in_flight, stop).await {
             return end;
         }
-        last_view = Some(text);
+    }
+}
+
+/// The game as the seat last saw it: from the kept view, or read from the
+/// last snapshot.
+fn current_game(kept: &Option<(u64, TableView)>, raw: Option<&str>) -> Option<SeatView> {
+    match kept {
+        Some((_, v)) => v.game.clone(),
+        None => peek::game(raw?).ok(),
     }
 }
 
@@ -516,19 +581,12 @@ async fn act(
     shared: &Shared,
     conn: &mut Connection,
     seat: Seat,
-    view: &str,
+    game: SeatView,
     rng: &mut SplitMix,
     in_flight: &mut Option<Instant>,
     stop: &CancellationToken,
 ) -> Result<(), SeatEnd> {
     let stats = &shared.stats;
-    let game = match peek::game(view) {
-        Ok(g) => g,
-        Err(e) => {
-            stats.failure(&stats.errors, "unreadable", || format!("{seat}: game view: {e}"));
-            return Ok(());
-        }
-    };
     let think = shared.think(rng);
     if !think.is_zero() {
         tokio::select! {
@@ -714,6 +772,14 @@ pub struct Report {
     pub frames_per_s: f64,
     /// Bytes received per second.
     pub bytes_in_per_s: f64,
+    /// The mean size in bytes of a frame telling a connection of a change
+    /// (a change frame, or a whole view from a server that sends only
+    /// those).
+    #[serde(default)]
+    pub bytes_per_update: f64,
+    /// The server's CPU time per accepted action, in microseconds.
+    #[serde(default)]
+    pub server_cpu_us_per_action: Option<f64>,
     /// From sending a move to the next view (echo: to the echo), in ms.
     pub latency_ms: Latency,
     /// Refusals and unreadable frames over the whole run (ramp included).
@@ -768,6 +834,12 @@ impl Report {
                 self.frames_per_s, self.frames_in_per_s, self.frames_out_per_s
             ),
         );
+        if self.mode == Mode::Game {
+            row("bytes per change", format!("{:.0} (mean, per connection)", self.bytes_per_update));
+        }
+        if let Some(us) = self.server_cpu_us_per_action {
+            row("server CPU per action", format!("{us:.1} µs"));
+        }
         let l = &self.latency_ms;
         row(
             "latency ms",
@@ -832,6 +904,7 @@ async fn measure(cfg: &LoadConfig, runner: &Runner, hold: Duration) -> Report {
     let mut all = before;
     let latency_ms = window.latency_ms();
     let (actions, fin, fout, bin) = (window.accepted, window.frames_in, window.frames_out, window.bytes_in);
+    let bytes_per_update = window.update_bytes as f64 / (window.updates.max(1)) as f64;
     all.merge(window);
     Report {
         mode: cfg.mode,
@@ -845,6 +918,10 @@ async fn measure(cfg: &LoadConfig, runner: &Runner, hold: Duration) -> Report {
         frames_out_per_s: per_s(fout),
         frames_per_s: per_s(fin + fout),
         bytes_in_per_s: per_s(bin),
+        bytes_per_update,
+        server_cpu_us_per_action: server_cpu
+            .filter(|_| actions > 0)
+            .map(|pct| pct / 100.0 * seconds * 1e6 / actions as f64),
         latency_ms,
         errors: all.errors,
         disconnects: all.disconnects,

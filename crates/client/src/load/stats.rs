@@ -24,6 +24,11 @@ pub struct Stats {
     pub bytes_in: AtomicU64,
     /// Bytes sent (payloads).
     pub bytes_out: AtomicU64,
+    /// Frames that tell a connection of a change (a `change`, or a `view`
+    /// where the server sends whole views).
+    pub updates: AtomicU64,
+    /// Their bytes.
+    pub update_bytes: AtomicU64,
     /// Refusals (`error` frames) and other failures of a request.
     pub errors: AtomicU64,
     /// Connections lost while the run was going.
@@ -55,6 +60,8 @@ impl Default for Stats {
             frames_out: AtomicU64::new(0),
             bytes_in: AtomicU64::new(0),
             bytes_out: AtomicU64::new(0),
+            updates: AtomicU64::new(0),
+            update_bytes: AtomicU64::new(0),
             errors: AtomicU64::new(0),
             disconnects: AtomicU64::new(0),
             setup_failures: AtomicU64::new(0),
@@ -76,6 +83,12 @@ impl Stats {
     pub fn frame_in(&self, bytes: usize) {
         bump(&self.frames_in);
         self.bytes_in.fetch_add(bytes as u64, Ordering::Relaxed);
+    }
+
+    /// A frame that told of a change (counted in [`Stats::frame_in`] too).
+    pub fn update_in(&self, bytes: usize) {
+        bump(&self.updates);
+        self.update_bytes.fetch_add(bytes as u64, Ordering::Relaxed);
     }
 
     /// A frame sent.
@@ -117,6 +130,8 @@ impl Stats {
             frames_out: t(&self.frames_out),
             bytes_in: t(&self.bytes_in),
             bytes_out: t(&self.bytes_out),
+            updates: t(&self.updates),
+            update_bytes: t(&self.update_bytes),
             errors: t(&self.errors),
             disconnects: t(&self.disconnects),
             setup_failures: t(&self.setup_failures),
@@ -144,6 +159,10 @@ pub struct Snapshot {
     pub bytes_in: u64,
     /// Bytes sent.
     pub bytes_out: u64,
+    /// Frames that told of a change.
+    pub updates: u64,
+    /// Their bytes.
+    pub update_bytes: u64,
     /// Refusals and request failures.
     pub errors: u64,
     /// Connections lost.
@@ -171,6 +190,8 @@ impl Snapshot {
         self.frames_out += other.frames_out;
         self.bytes_in += other.bytes_in;
         self.bytes_out += other.bytes_out;
+        self.updates += other.updates;
+        self.update_bytes += other.update_bytes;
         self.errors += other.errors;
         self.disconnects += other.disconnects;
         self.setup_failures += other.setup_failures;

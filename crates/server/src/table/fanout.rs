@@ -18,7 +18,8 @@ use tokio::time::Instant;
 use tracing::{debug, warn};
 use uuid::Uuid;
 
-use super::{ConnId, Outbox, Role, Table, to_ms};
+use super::delta::{Progress, Sent};
+use super::{ConnId, Outbox, Role, Table};
 
 /// A connection attached to the table.
 #[derive(Debug)]
@@ -27,6 +28,9 @@ pub(super) struct Conn {
     pub(super) role: Role,
     pub(super) outbox: Outbox,
     pub(super) closing: bool,
+    /// The connection has no view yet (it just attached, asked for one, or
+    /// its role changed): its next frame is a snapshot.
+    pub(super) fresh: bool,
 }
 
 /// The status of a table that has published nothing yet.
@@ -131,7 +135,7 @@ impl Table {
         }
     }
 
-    fn seat_infos(&self, now: Instant, now_ms: u64) -> [SeatInfo; 4] {
+    fn seat_infos(&self) -> [SeatInfo; 4] {
         Seat::ALL.map(|seat| match &self.seats[seat] {
             None => SeatInfo::empty(seat),
             Some(o) => SeatInfo {
@@ -139,17 +143,17 @@ impl Table {
                 name: Some(o.name.clone()),
                 kind: Some(o.kind),
                 status: o.status(),
-                away_until: o.away_until.filter(|_| o.conns == 0).map(|t| to_ms(t, now, now_ms)),
+                away_until: o.away_until.filter(|_| o.conns == 0).map(|t| self.wall_ms(t)),
                 timeouts: o.timeouts,
             },
         })
     }
 
-    fn wire_clock(&self, now: Instant, now_ms: u64) -> Option<Clock> {
+    fn wire_clock(&self) -> Option<Clock> {
         self.clock.map(|c| Clock {
             seat: c.seat,
             kind: c.kind,
-            deadline: to_ms(c.deadline, now, now_ms),
+            deadline: self.wall_ms(c.deadline),
             duration_ms: c.duration.as_millis() as u64,
         })
     }
@@ -195,23 +199,53 @@ impl Table {
     }
 
     /// [`Table::broadcast`], with the acknowledgement of the move that caused
-    /// it queued just before the view of the connection that sent the move,
+    /// it queued just before the frame of the connection that sent the move,
     /// so that the connection's task finds both and writes them together.
+    ///
+    /// Each connection gets a change frame (docs/protocol.md), or a snapshot
+    /// when it has no view yet or the change cannot be said as one. Every
+    /// frame is serialised once per audience: the common change once, a
+    /// seat's own part (its legal moves, a new hand) spliced onto it.
     pub(super) fn broadcast_with(&mut self, now: Instant, ack: Option<(ConnId, Option<u32>)>) {
         self.seq += 1;
-        let now_ms = super::now_ms();
-        let seats = self.seat_infos(now, now_ms);
-        let clock = self.wire_clock(now, now_ms);
+        let now_ms = self.anchored_now(now);
+        let seats = self.seat_infos();
+        let clock = self.wire_clock();
+        let sent = self.sent_state(&seats, clock);
+        let delta =
+            self.sent.as_ref().and_then(|old| old.delta(&sent, self.game.as_ref(), self.latest, now_ms));
         let key = |role: Role| match role {
             Role::Seat(s) => usize::from(s.index()),
             Role::Spectator | Role::Left(_) => 4,
         };
-        // One rendering per seat and one for all spectators, all made before
-        // the first frame is queued.
-        let mut cache: [Option<Utf8Bytes>; 5] = Default::default();
+        // One frame per seat and one for all spectators, all made before
+        // the first is queued.
+        let mut snapshots: [Option<Utf8Bytes>; 5] = Default::default();
+        let mut changes: [Option<Utf8Bytes>; 5] = Default::default();
+        let common = delta.as_ref().and_then(|d| {
+            let msg = ServerMessage::Change { seq: self.seq, change: Box::new(d.change.clone()) };
+            serde_json::to_string(&msg).map_err(|e| warn!(error = %e, "could not serialise a change")).ok()
+        });
         for c in &self.conns {
-            if cache[key(c.role)].is_none() {
-                cache[key(c.role)] = self.render(c.role, &seats, clock, now_ms);
+            let k = key(c.role);
+            match (&delta, &common) {
+                (Some(d), Some(common)) if !c.fresh => {
+                    if changes[k].is_none() {
+                        let part = match c.role {
+                            Role::Seat(s) => d.seat_part(s, self.game.as_ref()),
+                            Role::Spectator | Role::Left(_) => None,
+                        };
+                        changes[k] = Some(match part.map(|p| serde_json::to_string(&p)) {
+                            Some(Ok(part)) => Utf8Bytes::from(splice(common, &part)),
+                            _ => Utf8Bytes::from(common.clone()),
+                        });
+                    }
+                }
+                _ => {
+                    if snapshots[k].is_none() {
+                        snapshots[k] = self.render(c.role, &seats, clock, now_ms);
+                    }
+                }
             }
         }
         let ack = ack.and_then(|(conn, req)| {
@@ -228,27 +262,77 @@ impl Table {
                     continue;
                 }
             }
-            if let Some(frame) = &cache[key(role)] {
-                self.queue(id, i, frame.clone());
+            let k = key(role);
+            let frame = if self.conns[i].fresh || changes[k].is_none() { &snapshots[k] } else { &changes[k] };
+            if let Some(frame) = frame.clone() {
+                self.conns[i].fresh = false;
+                self.queue(id, i, frame);
             }
         }
+        self.sent = Some(sent);
         self.publish_at(seats, clock);
     }
 
+    /// What a frame made now shows, to compare with the next.
+    fn sent_state(&self, seats: &[SeatInfo; 4], clock: Option<Clock>) -> Sent {
+        Sent {
+            seats: seats.clone(),
+            clock,
+            phase: self.phase(),
+            fair: self.fairness(),
+            rematch: self.rematch_view(),
+            last_action: self.last_action,
+            game: self.game.as_ref().map(Progress::of),
+        }
+    }
+
+    /// Sends `conn` a snapshot. When the table changed since the last
+    /// frame, everybody gets that change first (a connection that just
+    /// attached gets its snapshot then), so that the next change applies to
+    /// what every connection holds.
     pub(super) fn send_view_to(&mut self, conn: ConnId, now: Instant) {
-        let now_ms = super::now_ms();
-        let seats = self.seat_infos(now, now_ms);
-        let clock = self.wire_clock(now, now_ms);
+        let now_ms = self.anchored_now(now);
+        let seats = self.seat_infos();
+        let clock = self.wire_clock();
+        if self.sent.as_ref() != Some(&self.sent_state(&seats, clock)) {
+            let fresh = self.conns.iter().any(|c| c.id == conn && c.fresh);
+            self.broadcast(now);
+            if fresh {
+                return;
+            }
+        }
         let Some(i) = self.conns.iter().position(|c| c.id == conn) else { return };
         if let Some(frame) = self.render(self.conns[i].role, &seats, clock, now_ms) {
+            self.conns[i].fresh = false;
             self.queue(conn, i, frame);
         }
     }
 
+    /// The Unix time (ms) now, on the table's timeline: a tokio instant and
+    /// its Unix time fixed while the wall clock agrees with them (to a
+    /// quarter second), so that a deadline reads the same in every frame and
+    /// `deadline - server_time` is the time left.
+    fn anchored_now(&self, now: Instant) -> u64 {
+        let real = super::now_ms();
+        let (anchor, anchor_ms) = self.anchor.get();
+        let ms = to_ms(now, anchor, anchor_ms);
+        if ms.abs_diff(real) > 250 {
+            self.anchor.set((now, real));
+            return real;
+        }
+        ms
+    }
+
+    /// The Unix time (ms) of a tokio instant on the table's timeline.
+    fn wall_ms(&self, at: Instant) -> u64 {
+        let (anchor, anchor_ms) = self.anchor.get();
+        to_ms(at, anchor, anchor_ms)
+    }
+
     /// Publishes the lobby summary and the REST status.
     pub(super) fn publish(&self, now: Instant) {
-        let now_ms = super::now_ms();
-        self.publish_at(self.seat_infos(now, now_ms), self.wire_clock(now, now_ms));
+        self.anchored_now(now);
+        self.publish_at(self.seat_infos(), self.wire_clock());
     }
 
     fn publish_at(&self, seats: [SeatInfo; 4], clock: Option<Clock>) {
@@ -286,5 +370,30 @@ impl Table {
             status.seed = m.filter(|m| m.result().is_some()).map(Match::seed);
             status.fair = self.fairness();
         });
+    }
+}
+
+/// A change frame with a seat's own fields added: `{"type":"change",…}` and
+/// `{"legal":…}` make `{"type":"change",…,"legal":…}`.
+fn splice(common: &str, part: &str) -> String {
+    let (Some(head), Some(tail)) = (common.strip_suffix('}'), part.strip_prefix('{')) else {
+        return common.to_owned();
+    };
+    if tail == "}" {
+        return common.to_owned();
+    }
+    let mut frame = String::with_capacity(head.len() + tail.len() + 1);
+    frame.push_str(head);
+    frame.push(',');
+    frame.push_str(tail);
+    frame
+}
+
+/// The Unix time (ms) of a tokio instant, given one instant's Unix time.
+fn to_ms(at: Instant, anchor: Instant, anchor_ms: u64) -> u64 {
+    if at >= anchor {
+        anchor_ms + (at - anchor).as_millis() as u64
+    } else {
+        anchor_ms.saturating_sub((anchor - at).as_millis() as u64)
     }
 }

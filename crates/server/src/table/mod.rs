@@ -37,6 +37,7 @@ use spades_bots::Strength;
 mod bots;
 mod chat;
 mod clock;
+mod delta;
 mod fair;
 mod fanout;
 mod handle;
@@ -150,6 +151,8 @@ pub enum Act {
     Chat(String),
     /// After the match: ready for a rematch, or no longer.
     Rematch(bool),
+    /// Send this connection a snapshot.
+    Sync,
 }
 
 impl std::fmt::Debug for Act {
@@ -160,6 +163,7 @@ impl std::fmt::Debug for Act {
             Act::TakeOver => f.write_str("TakeOver"),
             Act::Leave => f.write_str("Leave"),
             Act::Closing => f.write_str("Closing"),
+            Act::Sync => f.write_str("Sync"),
             Act::Chat(text) => f.debug_tuple("Chat").field(&text.len()).finish(),
             Act::Rematch(ready) => f.debug_tuple("Rematch").field(ready).finish(),
             // Owner tokens are secrets: never printed.
@@ -367,6 +371,9 @@ pub fn spawn(
         dropped: Vec::new(),
         clock: None,
         last_action: None,
+        latest: None,
+        sent: None,
+        anchor: std::cell::Cell::new((Instant::now(), now_ms())),
         bot_due: None,
         bot_pending: None,
         retry: None,
@@ -410,15 +417,6 @@ pub fn now_ms() -> u64 {
     SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_millis() as u64).unwrap_or(0)
 }
 
-/// The Unix time (ms) of a tokio instant, relative to now.
-fn to_ms(at: Instant, now: Instant, now_ms: u64) -> u64 {
-    if at >= now {
-        now_ms + (at - now).as_millis() as u64
-    } else {
-        now_ms.saturating_sub((now - at).as_millis() as u64)
-    }
-}
-
 /// The table's task state.
 struct Table {
     id: Uuid,
@@ -438,6 +436,13 @@ struct Table {
     dropped: Vec<ConnId>,
     clock: Option<TurnClock>,
     last_action: Option<spades_protocol::LastAction>,
+    /// The last move made, with who chose it, even when the view no longer
+    /// shows it (the move that ended a hand).
+    latest: Option<spades_protocol::LastAction>,
+    /// What the last frame showed: the next change frame is made against it.
+    sent: Option<delta::Sent>,
+    /// A tokio instant and its Unix time (ms), for the times in frames.
+    anchor: std::cell::Cell<(Instant, u64)>,
     /// When the table plays the auto-played seat on turn: (turn, when).
     bot_due: Option<(usize, Instant)>,
     /// A decision being computed off the task.

@@ -264,7 +264,8 @@ impl Table {
         // dealt its card may be in somebody's new hand, so it is not shown.
         let same_hand =
             self.game.as_ref().is_some_and(|m| m.hand_number() == hand_before && m.result().is_none());
-        self.last_action = same_hand.then_some(LastAction { seat, action, source });
+        self.latest = Some(LastAction { seat, action, source });
+        self.last_action = same_hand.then_some(self.latest).flatten();
         // The move is durable and applied: everybody sees it now; the
         // bookkeeping writes below can be retried.
         self.arm_turn(now);

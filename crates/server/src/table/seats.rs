@@ -217,7 +217,7 @@ impl Table {
         if returned {
             self.seats_changed().await;
         }
-        self.conns.push(Conn { id: conn, role, outbox, closing: false });
+        self.conns.push(Conn { id: conn, role, outbox, closing: false, fresh: true });
         self.idle_since = None;
         if !quiet {
             self.send_to(conn, &reply);
@@ -378,6 +378,10 @@ impl Table {
                 self.send_to(conn, &ServerMessage::Ack { req });
             }
             Act::Seed(seed) => self.contribute(conn, req, role, seed, now),
+            Act::Sync => {
+                self.send_to(conn, &ServerMessage::Ack { req });
+                self.send_view_to(conn, now);
+            }
             Act::Bid(_) | Act::Play(_) | Act::TakeOver | Act::Leave => {
                 let seat = match role {
                     Role::Seat(s) => s,
@@ -420,6 +424,7 @@ impl Table {
                     self.seats[seat] = None;
                     for c in self.conns.iter_mut().filter(|c| c.role == Role::Seat(seat)) {
                         c.role = Role::Spectator;
+                        c.fresh = true;
                     }
                 } else {
                     info!(%seat, "player left the match: a bot plays the seat for good");
@@ -430,6 +435,7 @@ impl Table {
                     }
                     for c in self.conns.iter_mut().filter(|c| c.role == Role::Seat(seat)) {
                         c.role = Role::Left(seat);
+                        c.fresh = true;
                     }
                 }
                 self.seats_changed().await;
@@ -466,6 +472,7 @@ impl Table {
             Act::Bid(b) => self.player_action(conn, req, seat, Action::Bid(b), now).await,
             Act::Play(c) => self.player_action(conn, req, seat, Action::Play(c), now).await,
             Act::Closing
+            | Act::Sync
             | Act::Start { .. }
             | Act::AddBots { .. }
             | Act::Seed(_)

@@ -86,6 +86,15 @@ struct Fake {
     tx: Outbox,
     rx: mpsc::Receiver<Utf8Bytes>,
     view: Option<TableView>,
+    /// The `seq` of the last frame applied.
+    seq: u64,
+    /// Every frame received, raw, with the view after it.
+    frames: Vec<(String, TableView)>,
+    record: bool,
+    /// A snapshot asked for with `sync` is to be compared with the view.
+    checking: bool,
+    /// Change frames applied.
+    changes: usize,
     token: Option<String>,
     errors: Vec<ErrorCode>,
     chats: Vec<(Option<Seat>, String, String)>,
@@ -101,6 +110,11 @@ impl Fake {
             tx,
             rx,
             view: None,
+            seq: 0,
+            frames: Vec::new(),
+            record: false,
+            checking: false,
+            changes: 0,
             token: None,
             errors: Vec::new(),
             chats: Vec::new(),
@@ -141,15 +155,42 @@ impl Fake {
         settle().await;
     }
 
-    /// Reads everything queued; keeps the latest view.
+    /// Reads everything queued; keeps the latest view, applying change
+    /// frames to it (a gap in `seq` fails the test).
     fn drain(&mut self) {
         while let Ok(frame) = self.rx.try_recv() {
-            match serde_json::from_str::<ServerMessage>(frame.as_str()).unwrap() {
-                ServerMessage::View { view, .. } => self.view = Some(*view),
+            let msg = serde_json::from_str::<ServerMessage>(frame.as_str()).unwrap();
+            let is_view = matches!(msg, ServerMessage::View { .. } | ServerMessage::Change { .. });
+            match msg {
+                ServerMessage::View { view, seq } => {
+                    assert!(seq >= self.seq, "a snapshot older than the view: {seq} < {}", self.seq);
+                    if self.checking {
+                        let mut kept = self.view.clone().expect("a view before the snapshot");
+                        kept.server_time = view.server_time;
+                        assert_eq!(seq, self.seq, "the snapshot's seq");
+                        assert_eq!(
+                            kept, *view,
+                            "the view built from changes differs from the snapshot at {seq}"
+                        );
+                        self.checking = false;
+                    }
+                    self.seq = seq;
+                    self.view = Some(*view);
+                }
+                ServerMessage::Change { seq, change } => {
+                    assert_eq!(seq, self.seq + 1, "a gap before {}", frame.as_str());
+                    self.seq = seq;
+                    self.changes += 1;
+                    let view = self.view.as_mut().expect("a change before any snapshot");
+                    view.apply(&change).unwrap_or_else(|e| panic!("{e}: {}", frame.as_str()));
+                }
                 ServerMessage::Joined { token, .. } => self.token = Some(token),
                 ServerMessage::Error { code, .. } => self.errors.push(code),
                 ServerMessage::Chat { from, name, text, .. } => self.chats.push((from, name, text)),
                 _ => {}
+            }
+            if is_view && self.record {
+                self.frames.push((frame.to_string(), self.view.clone().unwrap()));
             }
         }
     }
@@ -795,6 +836,8 @@ async fn the_seed_is_not_logged_while_the_match_runs() {
         assert!(!text.contains(&form), "the seed {form} is in the log");
     }
 }
+
+mod lean;
 
 // --- Failing storage -------------------------------------------------------
 

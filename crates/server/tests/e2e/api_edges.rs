@@ -235,7 +235,10 @@ async fn closing_is_acknowledged_on_any_connection() {
     assert!(matches!(c.request(ClientMessage::Closing).await, ServerMessage::Ack { .. }));
     // A spectator too.
     let mut w = server.client().await;
-    assert!(matches!(w.request(ClientMessage::Watch { table }).await, ServerMessage::Watching { .. }));
+    assert!(matches!(
+        w.request(ClientMessage::Watch { protocol: Some(spades_protocol::PROTOCOL_VERSION), table }).await,
+        ServerMessage::Watching { .. }
+    ));
     assert!(matches!(w.request(ClientMessage::Closing).await, ServerMessage::Ack { .. }));
     server.stop().await;
 }
@@ -246,7 +249,14 @@ async fn names_that_could_spoof_are_refused() {
     let table = server.create_table(TableOptions::default()).await.table;
     let mut c = server.client().await;
     for name in ["\u{202E}nnA", "An\u{200B}n", "Ann\u{2066}", "\u{FEFF}Ann", "A\u{061C}nn", "Ann\u{200F}"] {
-        let r = c.request(ClientMessage::Join { table, name: name.into(), seat: None }).await;
+        let r = c
+            .request(ClientMessage::Join {
+                protocol: Some(spades_protocol::PROTOCOL_VERSION),
+                table,
+                name: name.into(),
+                seat: None,
+            })
+            .await;
         let (_, code, message) = error_of(&r);
         assert_eq!(code, ErrorCode::InvalidName, "{name:?}");
         assert!(message.contains("invisible"), "{message}");

@@ -71,7 +71,13 @@ async fn a_leavers_partner_finishes_the_match_with_the_bot() {
     // The token can come back only to watch.
     let mut ghost = server.client().await;
     assert!(matches!(
-        ghost.request(ClientMessage::Resume { table, token: south_token }).await,
+        ghost
+            .request(ClientMessage::Resume {
+                protocol: Some(spades_protocol::PROTOCOL_VERSION),
+                table,
+                token: south_token
+            })
+            .await,
         ServerMessage::Resumed { seat: Seat::South, .. }
     ));
     let gv = ghost.view_until(|_| true).await;
@@ -141,7 +147,12 @@ async fn silent_connections_are_dropped() {
     let server = spawn_server(config).await;
     let created = server.create_table(TableOptions::default()).await;
     let mut watcher = server.client().await;
-    watcher.request(ClientMessage::Watch { table: created.table }).await;
+    watcher
+        .request(ClientMessage::Watch {
+            protocol: Some(spades_protocol::PROTOCOL_VERSION),
+            table: created.table,
+        })
+        .await;
     // A raw client that joins and then never reads (so never answers pings).
     let mut mute = server.client().await;
     mute.join(created.table, "Mute", Some(Seat::West)).await;

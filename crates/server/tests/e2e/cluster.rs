@@ -214,8 +214,14 @@ async fn drive(
             continue;
         };
         req += 1;
-        let resume =
-            ClientFrame { req: Some(req), msg: ClientMessage::Resume { table, token: token.clone() } };
+        let resume = ClientFrame {
+            req: Some(req),
+            msg: ClientMessage::Resume {
+                protocol: Some(spades_protocol::PROTOCOL_VERSION),
+                table,
+                token: token.clone(),
+            },
+        };
         if ws.send(Message::text(serde_json::to_string(&resume).unwrap())).await.is_err() {
             at += 1;
             continue;
@@ -224,6 +230,8 @@ async fn drive(
         // once per connection: a move sent while the table changes hands
         // is carried to the new owner, and answered from there.
         let mut acted_on: Option<(u16, usize)> = None;
+        // The view this connection holds, kept from its change frames.
+        let mut kept: Option<(u64, TableView)> = None;
         loop {
             let frame = tokio::time::timeout(Duration::from_secs(15), ws.next()).await;
             let text = match frame {
@@ -244,7 +252,29 @@ async fn drive(
             if trace {
                 eprintln!("driver {token:.6} via {addr}: {}", &text[..text.len().min(60)]);
             }
-            match serde_json::from_str::<ServerMessage>(&text).unwrap() {
+            let mut msg = serde_json::from_str::<ServerMessage>(&text).unwrap();
+            match &msg {
+                ServerMessage::View { seq, view } => kept = Some((*seq, (**view).clone())),
+                ServerMessage::Change { seq, change } => {
+                    let applied = match kept.as_mut() {
+                        Some((last, v)) if *seq == *last + 1 => {
+                            *last = *seq;
+                            v.apply(change).is_ok().then(|| v.clone())
+                        }
+                        _ => None,
+                    };
+                    match applied {
+                        Some(v) => msg = ServerMessage::View { seq: *seq, view: Box::new(v) },
+                        None => {
+                            out.errors.push(format!("a change frame that does not follow the view: {text}"));
+                            kept = None;
+                            continue;
+                        }
+                    }
+                }
+                _ => {}
+            }
+            match msg {
                 ServerMessage::View { view, .. } => {
                     if view.phase == TablePhase::Finished {
                         out.last = Some(*view);
@@ -394,7 +424,9 @@ async fn a_match_spread_over_three_nodes_plays_to_the_end_without_leaks() {
     // Each person plays from the node they joined on; a spectator watches
     // from the third node.
     let mut spectator = Client::connect(nodes[2].addr).await;
-    let watching = spectator.request(ClientMessage::Watch { table }).await;
+    let watching = spectator
+        .request(ClientMessage::Watch { protocol: Some(spades_protocol::PROTOCOL_VERSION), table })
+        .await;
     assert!(matches!(watching, ServerMessage::Watching { .. }), "{watching:?}");
     let mut players = Vec::new();
     for (seat, token, at) in people.iter().cloned() {
@@ -405,7 +437,13 @@ async fn a_match_spread_over_three_nodes_plays_to_the_end_without_leaks() {
             tokio::spawn(async move {
                 // A client of the helper kind, to check every frame for leaks.
                 let mut c = Client::connect(addrs[0]).await;
-                let r = c.request(ClientMessage::Resume { table, token }).await;
+                let r = c
+                    .request(ClientMessage::Resume {
+                        protocol: Some(spades_protocol::PROTOCOL_VERSION),
+                        table,
+                        token,
+                    })
+                    .await;
                 assert!(matches!(r, ServerMessage::Resumed { .. }), "{r:?}");
                 let v = c.play_until(|v| v.phase == TablePhase::Finished || Instant::now() > deadline).await;
                 (c, v)

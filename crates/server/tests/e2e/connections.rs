@@ -59,10 +59,17 @@ async fn a_connection_that_never_attaches_is_closed_after_the_timeout() {
     // Pings and refused attaches do not count as attaching.
     assert!(matches!(idle.request(ClientMessage::Ping).await, ServerMessage::Pong { .. }));
     let unknown = uuid::Uuid::new_v4();
-    let r = idle.request(ClientMessage::Watch { table: unknown }).await;
+    let r = idle
+        .request(ClientMessage::Watch { protocol: Some(spades_protocol::PROTOCOL_VERSION), table: unknown })
+        .await;
     assert_eq!(code_of(&r), Some(ErrorCode::TableNotFound));
     let mut watcher = server.client().await;
-    watcher.request(ClientMessage::Watch { table: created.table }).await;
+    watcher
+        .request(ClientMessage::Watch {
+            protocol: Some(spades_protocol::PROTOCOL_VERSION),
+            table: created.table,
+        })
+        .await;
 
     assert!(idle.try_recv(WAIT).await.is_none());
     assert_eq!(idle.closed, Some((4004, "attach to a table within 1 s".to_owned())));
@@ -95,7 +102,7 @@ async fn a_client_that_never_reads_is_dropped_and_the_table_keeps_moving() {
     let (mut slow, _) =
         tokio_tungstenite::client_async(format!("ws://{}/ws", server.addr), stream).await.unwrap();
     slow.next().await.unwrap().unwrap(); // hello
-    let watch = serde_json::json!({"type": "watch", "table": table, "req": 1}).to_string();
+    let watch = serde_json::json!({"type": "watch", "protocol": 2, "table": table, "req": 1}).to_string();
     slow.send(Message::text(watch)).await.unwrap();
     let reply = slow.next().await.unwrap().unwrap();
     assert!(reply.to_text().unwrap().contains("\"watching\""), "{reply}");
@@ -117,7 +124,7 @@ async fn a_client_that_never_reads_is_dropped_and_the_table_keeps_moving() {
     });
 
     let mut reader = server.client().await;
-    reader.request(ClientMessage::Watch { table }).await;
+    reader.request(ClientMessage::Watch { protocol: Some(spades_protocol::PROTOCOL_VERSION), table }).await;
     reader.request(ClientMessage::AddBots { owner_token: created.owner_token.clone() }).await;
     assert!(matches!(
         reader.request(ClientMessage::Start { owner_token: created.owner_token.clone() }).await,
@@ -389,7 +396,9 @@ async fn shutdown_closes_every_connection_with_1001() {
     player.request(ClientMessage::AddBots { owner_token: created.owner_token.clone() }).await;
     player.request(ClientMessage::Start { owner_token: created.owner_token.clone() }).await;
     let mut spectator = server.client().await;
-    spectator.request(ClientMessage::Watch { table }).await;
+    spectator
+        .request(ClientMessage::Watch { protocol: Some(spades_protocol::PROTOCOL_VERSION), table })
+        .await;
     spectator.view_until(|v| v.phase != TablePhase::Lobby).await;
     let mut lobby = server.client().await;
     server.shutdown.cancel();

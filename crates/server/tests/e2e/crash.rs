@@ -170,7 +170,13 @@ async fn crash_and_recover(database_url: &str) {
         for (seat, token, c) in t.people.iter_mut() {
             let seen_seq = c.seq;
             *c = Client::connect(server.addr).await;
-            let r = c.request(ClientMessage::Resume { table: t.id, token: token.clone() }).await;
+            let r = c
+                .request(ClientMessage::Resume {
+                    protocol: Some(spades_protocol::PROTOCOL_VERSION),
+                    table: t.id,
+                    token: token.clone(),
+                })
+                .await;
             assert!(matches!(r, ServerMessage::Resumed { seat: s, .. } if s == *seat), "{r:?}");
             let v = c.view_until(|_| true).await;
             // View numbers keep growing across the restart, so a client that
@@ -197,7 +203,12 @@ async fn crash_and_recover(database_url: &str) {
                 while c.try_recv(Duration::from_millis(2)).await.is_some() {}
                 if c.ended {
                     *c = Client::connect(server.addr).await;
-                    c.request(ClientMessage::Resume { table: t.id, token: token.clone() }).await;
+                    c.request(ClientMessage::Resume {
+                        protocol: Some(spades_protocol::PROTOCOL_VERSION),
+                        table: t.id,
+                        token: token.clone(),
+                    })
+                    .await;
                 }
                 let Some(v) = c.view.clone() else { continue };
                 if v.phase == TablePhase::Finished {

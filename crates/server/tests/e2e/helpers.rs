@@ -147,10 +147,17 @@ impl Client {
             };
             match frame {
                 Ok(Message::Text(text)) => {
-                    let msg: ServerMessage = serde_json::from_str(text.as_str()).unwrap_or_else(|e| {
+                    let mut msg: ServerMessage = serde_json::from_str(text.as_str()).unwrap_or_else(|e| {
                         panic!("server sent a frame the protocol does not describe: {e}: {text}")
                     });
                     self.raw.push(text.as_str().to_owned());
+                    // A change frame comes out as the view it makes.
+                    if let ServerMessage::Change { seq, change } = &msg {
+                        assert_eq!(*seq, self.seq + 1, "a change frame after a gap: {text}");
+                        let mut view = self.view.clone().expect("a change frame before any snapshot");
+                        view.apply(change).unwrap_or_else(|e| panic!("{e}: {text}"));
+                        msg = ServerMessage::View { seq: *seq, view: Box::new(view) };
+                    }
                     if let ServerMessage::View { seq, view } = &msg {
                         assert!(*seq > self.seq || self.seq == 0 || *seq == self.seq, "views go forward");
                         self.seq = *seq;
@@ -241,7 +248,15 @@ impl Client {
 
     /// Takes a seat and returns (seat, token).
     pub async fn join(&mut self, table: Uuid, name: &str, seat: Option<Seat>) -> (Seat, String) {
-        match self.request(ClientMessage::Join { table, name: name.into(), seat }).await {
+        match self
+            .request(ClientMessage::Join {
+                protocol: Some(spades_protocol::PROTOCOL_VERSION),
+                table,
+                name: name.into(),
+                seat,
+            })
+            .await
+        {
             ServerMessage::Joined { seat, token, .. } => (seat, token),
             other => panic!("join refused: {other:?}"),
         }
@@ -286,8 +301,9 @@ pub fn assert_no_leaks(players: &[&Client], spectators: &[&Client]) {
     }
     let check = |c: &Client, me: Option<Seat>| {
         for text in &c.raw {
-            let Ok(ServerMessage::View { seq, .. }) = serde_json::from_str::<ServerMessage>(text) else {
-                continue;
+            let seq = match serde_json::from_str::<ServerMessage>(text) {
+                Ok(ServerMessage::View { seq, .. } | ServerMessage::Change { seq, .. }) => seq,
+                _ => continue,
             };
             for other in Seat::ALL {
                 if Some(other) == me {

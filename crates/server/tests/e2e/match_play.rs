@@ -26,7 +26,9 @@ async fn four_clients_play_a_whole_match_that_replays_exactly() {
     }
     let mut spectator = server.client().await;
     assert!(matches!(
-        spectator.request(ClientMessage::Watch { table }).await,
+        spectator
+            .request(ClientMessage::Watch { protocol: Some(spades_protocol::PROTOCOL_VERSION), table })
+            .await,
         ServerMessage::Watching { .. }
     ));
     let first = spectator.view_until(|_| true).await;
@@ -108,12 +110,18 @@ async fn a_dropped_client_resumes_its_seat_with_its_token() {
 
     // A spectator sees North away, with a grace deadline.
     let mut watcher = server.client().await;
-    watcher.request(ClientMessage::Watch { table }).await;
+    watcher.request(ClientMessage::Watch { protocol: Some(spades_protocol::PROTOCOL_VERSION), table }).await;
     let away = watcher.view_until(|v| v.seats[0].status == SeatStatus::Away).await;
     assert!(away.seats[0].away_until.unwrap() > away.server_time);
 
     let mut back = server.client().await;
-    let reply = back.request(ClientMessage::Resume { table, token: token.clone() }).await;
+    let reply = back
+        .request(ClientMessage::Resume {
+            protocol: Some(spades_protocol::PROTOCOL_VERSION),
+            table,
+            token: token.clone(),
+        })
+        .await;
     assert!(matches!(reply, ServerMessage::Resumed { seat: Seat::North, .. }), "{reply:?}");
     let view = back.view_until(|_| true).await;
     assert_eq!(view.you, Some(Seat::North));
@@ -124,7 +132,8 @@ async fn a_dropped_client_resumes_its_seat_with_its_token() {
 
     // A second connection with the same token plays the same seat.
     let mut twin = server.client().await;
-    twin.request(ClientMessage::Resume { table, token }).await;
+    twin.request(ClientMessage::Resume { protocol: Some(spades_protocol::PROTOCOL_VERSION), table, token })
+        .await;
     let v = twin.view_until(|_| true).await;
     assert_eq!(v.game.as_ref().unwrap().hand, Some(hand_now));
     let _ = Action::Bid(0);

@@ -1,5 +1,5 @@
 use spades_engine::{Card, CardSet, Legal, Seat, Suit};
-use spades_protocol::{ClientMessage, ErrorCode, ServerMessage, TableOptions, TablePhase};
+use spades_protocol::{ClientMessage, ErrorCode, ServerMessage, TableOptions, TablePhase, TableView};
 
 use crate::helpers::*;
 
@@ -31,7 +31,13 @@ async fn bad_frames_get_typed_errors_and_the_connection_stays_usable() {
     assert_eq!(code_of(&c.recv().await), Some(ErrorCode::FrameTooLarge));
     let unknown = uuid::Uuid::new_v4();
     assert_eq!(
-        code_of(&c.request(ClientMessage::Watch { table: unknown }).await),
+        code_of(
+            &c.request(ClientMessage::Watch {
+                protocol: Some(spades_protocol::PROTOCOL_VERSION),
+                table: unknown
+            })
+            .await
+        ),
         Some(ErrorCode::TableNotFound)
     );
     assert!(matches!(c.request(ClientMessage::Ping).await, ServerMessage::Pong { .. }));
@@ -55,11 +61,32 @@ async fn nobody_acts_out_of_place_and_illegal_cards_change_nothing() {
     }
     // Joining a taken seat, or a full table.
     let mut late = server.client().await;
-    let r = late.request(ClientMessage::Join { table, name: "Late".into(), seat: Some(Seat::North) }).await;
+    let r = late
+        .request(ClientMessage::Join {
+            protocol: Some(spades_protocol::PROTOCOL_VERSION),
+            table,
+            name: "Late".into(),
+            seat: Some(Seat::North),
+        })
+        .await;
     assert_eq!(code_of(&r), Some(ErrorCode::SeatTaken));
-    let r = late.request(ClientMessage::Join { table, name: "Late".into(), seat: None }).await;
+    let r = late
+        .request(ClientMessage::Join {
+            protocol: Some(spades_protocol::PROTOCOL_VERSION),
+            table,
+            name: "Late".into(),
+            seat: None,
+        })
+        .await;
     assert_eq!(code_of(&r), Some(ErrorCode::TableFull));
-    let r = late.request(ClientMessage::Join { table, name: " ".into(), seat: None }).await;
+    let r = late
+        .request(ClientMessage::Join {
+            protocol: Some(spades_protocol::PROTOCOL_VERSION),
+            table,
+            name: " ".into(),
+            seat: None,
+        })
+        .await;
     assert_eq!(code_of(&r), Some(ErrorCode::InvalidName));
     // Only the owner starts.
     let r = seats[1].request(ClientMessage::Start { owner_token: tokens[1].clone() }).await;
@@ -72,14 +99,28 @@ async fn nobody_acts_out_of_place_and_illegal_cards_change_nothing() {
 
     // A wrong token is refused; a right one gives exactly its own seat.
     let mut other = server.client().await;
-    let r = other.request(ClientMessage::Resume { table, token: "0".repeat(64) }).await;
+    let r = other
+        .request(ClientMessage::Resume {
+            protocol: Some(spades_protocol::PROTOCOL_VERSION),
+            table,
+            token: "0".repeat(64),
+        })
+        .await;
     assert_eq!(code_of(&r), Some(ErrorCode::InvalidToken));
-    let r = other.request(ClientMessage::Resume { table, token: tokens[2].clone() }).await;
+    let r = other
+        .request(ClientMessage::Resume {
+            protocol: Some(spades_protocol::PROTOCOL_VERSION),
+            table,
+            token: tokens[2].clone(),
+        })
+        .await;
     assert!(matches!(r, ServerMessage::Resumed { seat: Seat::South, .. }));
 
     // A spectator cannot act.
     let mut spectator = server.client().await;
-    spectator.request(ClientMessage::Watch { table }).await;
+    spectator
+        .request(ClientMessage::Watch { protocol: Some(spades_protocol::PROTOCOL_VERSION), table })
+        .await;
     let r = spectator.request(ClientMessage::Bid { bid: 3 }).await;
     assert_eq!(code_of(&r), Some(ErrorCode::NotSeated));
 
@@ -142,5 +183,53 @@ async fn nobody_acts_out_of_place_and_illegal_cards_change_nothing() {
             assert_eq!(message, format!("you must follow the led suit ({})", lead.suit()));
         }
     }
+    server.stop().await;
+}
+
+/// A client of protocol 1 (no `protocol` in its attach) or of another
+/// version is refused with a message naming the version needed, and takes
+/// no seat; `sync` answers with an `ack` and a snapshot equal to the view
+/// the change frames built.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn old_clients_are_told_the_version_and_sync_gives_a_snapshot() {
+    let server = spawn_server(test_config()).await;
+    let created = server.create_table(TableOptions::default()).await;
+    let table = created.table;
+    let mut old = server.client().await;
+    for frame in [
+        format!(r#"{{"req":1,"type":"join","table":"{table}","name":"Old"}}"#),
+        format!(r#"{{"req":1,"type":"watch","protocol":1,"table":"{table}"}}"#),
+        format!(r#"{{"req":1,"type":"resume","protocol":3,"table":"{table}","token":"x"}}"#),
+    ] {
+        old.send_raw(&frame).await;
+        match old.reply_to(1).await {
+            ServerMessage::Error { code: ErrorCode::UnsupportedProtocol, message, .. } => {
+                assert!(message.contains("protocol 2"), "{message}");
+            }
+            other => panic!("{frame}: {other:?}"),
+        }
+    }
+    assert_eq!(server.status(table).await.summary.open_seats, 4, "the old client took no seat");
+
+    let mut ann = server.client().await;
+    ann.join(table, "Ann", Some(Seat::North)).await;
+    let mut bob = server.client().await;
+    bob.join(table, "Bob", Some(Seat::East)).await;
+    // Ann's view now comes from a change frame (Bob sat down).
+    let built = ann.view_until(|v| v.seats[1].name.as_deref() == Some("Bob")).await;
+    assert!(ann.raw.iter().any(|f| f.starts_with(r#"{"type":"change","#)), "no change frame came");
+    let req = ann.send(ClientMessage::Sync).await;
+    let reply = ann.reply_to(req).await;
+    assert!(matches!(reply, ServerMessage::Ack { .. }), "{reply:?}");
+    let snapshot = loop {
+        let raw = ann.raw.len();
+        let msg = ann.recv().await;
+        if let ServerMessage::View { view, .. } = msg
+            && ann.raw[raw].starts_with(r#"{"type":"view","#)
+        {
+            break *view;
+        }
+    };
+    assert_eq!(TableView { server_time: 0, ..snapshot }, TableView { server_time: 0, ..built });
     server.stop().await;
 }
