@@ -194,6 +194,19 @@ throughput_run() {
   stop "$server_pid"
 }
 
+# echo_run REPORT: the bare tokio-tungstenite echo server under the same
+# load as throughput_run (200 tables' worth, think time 0).
+echo_run() {
+  "$bin/spades-echo" --bind "127.0.0.1:$((port + 2))" 2>"$out/echo-server.log" &
+  echo_pid=$!
+  pids+=("$echo_pid")
+  sleep 0.5
+  "$load" run --mode echo --url "ws://127.0.0.1:$((port + 2))/ws" --server-pid "$echo_pid" \
+    --tables 200 --think-ms 0 --warmup "$warmup" --duration "$duration" \
+    --json-out "$1" || echo "(the echo run had failures)" >&2
+  stop "$echo_pid"
+}
+
 # Scenarios 2 and 4 run in alternating rounds (throughput, echo, throughput,
 # echo, ...), each on a fresh server, so that a slow spell of a shared
 # machine falls on both: the summary takes the median round of each and the
@@ -206,14 +219,7 @@ if want throughput || want echo; then
     fi
     if want echo; then
       say "4. raw ceiling, round $r of $rounds: spades-echo under the same load (200 tables' worth, think time 0)"
-      "$bin/spades-echo" --bind "127.0.0.1:$((port + 2))" 2>"$out/echo-server.log" &
-      echo_pid=$!
-      pids+=("$echo_pid")
-      sleep 0.5
-      "$load" run --mode echo --url "ws://127.0.0.1:$((port + 2))/ws" --server-pid "$echo_pid" \
-        --tables 200 --think-ms 0 --warmup "$warmup" --duration "$duration" \
-        --json-out "$out/echo-$r.json" || echo "(the echo run had failures)" >&2
-      stop "$echo_pid"
+      echo_run "$out/echo-$r.json"
     fi
   done
   if want throughput; then
@@ -250,14 +256,7 @@ if want lean; then
       stop "$server_pid"
     done
     say "lean, round $r of $rounds: echo ceiling"
-    "$bin/spades-echo" --bind "127.0.0.1:$((port + 2))" 2>"$out/echo-server.log" &
-    echo_pid=$!
-    pids+=("$echo_pid")
-    sleep 0.5
-    "$load" run --mode echo --url "ws://127.0.0.1:$((port + 2))/ws" --server-pid "$echo_pid" \
-      --tables 200 --think-ms 0 --warmup "$warmup" --duration "$duration" \
-      --json-out "$out/lean-echo-$r.json" || echo "(the echo run had failures)" >&2
-    stop "$echo_pid"
+    echo_run "$out/lean-echo-$r.json"
   done
   "$load" lean --dir "$out" --rounds "$rounds" | tee "$out/lean.md"
   [ "$only" = lean ] && exit 0
