@@ -35,7 +35,14 @@ struct Env {
     nats: String,
     prefix: String,
     data: PathBuf,
+    /// This test's turn (see [`ONE_AT_A_TIME`]).
+    _turn: tokio::sync::MutexGuard<'static, ()>,
 }
+
+/// One cluster test at a time: three node processes each, and failover
+/// deadlines of a few seconds, are more than two shared cores can keep for
+/// five tests at once.
+static ONE_AT_A_TIME: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 
 impl Env {
     async fn new() -> Option<Env> {
@@ -45,13 +52,14 @@ impl Env {
             eprintln!("TEST_DATABASE_URL or TEST_NATS_URL not set: cluster test not run");
             return None;
         };
+        let turn = ONE_AT_A_TIME.lock().await;
         let id = Uuid::new_v4().simple().to_string();
         let db = format!("spades_cluster_{id}");
         let admin = sqlx::postgres::PgPoolOptions::new().max_connections(1).connect(&base).await.unwrap();
         sqlx::raw_sql(sqlx::AssertSqlSafe(format!("CREATE DATABASE {db}"))).execute(&admin).await.unwrap();
         let url = format!("{}/{db}", &base[..base.rfind('/').unwrap()]);
         let data = std::env::temp_dir().join(format!("spades-cluster-{id}"));
-        Some(Env { admin, db, url, nats, prefix: format!("t{}", &id[..12]), data })
+        Some(Env { admin, db, url, nats, prefix: format!("t{}", &id[..12]), data, _turn: turn })
     }
 
     async fn drop_db(self) {
@@ -232,7 +240,11 @@ async fn drive(
         let mut acted_on: Option<(u16, usize)> = None;
         // The view this connection holds, kept from its change frames.
         let mut kept: Option<(u64, TableView)> = None;
+        let mut syncing = false;
         loop {
+            if Instant::now() > deadline {
+                return out;
+            }
             let frame = tokio::time::timeout(Duration::from_secs(15), ws.next()).await;
             let text = match frame {
                 Ok(Some(Ok(Message::Text(t)))) => t.to_string(),
@@ -254,7 +266,21 @@ async fn drive(
             }
             let mut msg = serde_json::from_str::<ServerMessage>(&text).unwrap();
             match &msg {
-                ServerMessage::View { seq, view } => kept = Some((*seq, (**view).clone())),
+                ServerMessage::View { seq, .. } if kept.as_ref().is_some_and(|(last, _)| *seq < *last) => {
+                    continue;
+                }
+                ServerMessage::View { seq, view } => {
+                    syncing = false;
+                    kept = Some((*seq, (**view).clone()));
+                }
+                // A frame of an earlier owner that arrives late is dropped
+                // (its `seq` is not above the view's); a gap is an error,
+                // and the snapshot `sync` asks for puts the view right.
+                ServerMessage::Change { seq, .. }
+                    if syncing || kept.as_ref().is_some_and(|(last, _)| *seq <= *last) =>
+                {
+                    continue;
+                }
                 ServerMessage::Change { seq, change } => {
                     let applied = match kept.as_mut() {
                         Some((last, v)) if *seq == *last + 1 => {
@@ -268,6 +294,9 @@ async fn drive(
                         None => {
                             out.errors.push(format!("a change frame that does not follow the view: {text}"));
                             kept = None;
+                            syncing = true;
+                            let sync = ClientFrame { req: None, msg: ClientMessage::Sync };
+                            let _ = ws.send(Message::text(serde_json::to_string(&sync).unwrap())).await;
                             continue;
                         }
                     }
