@@ -56,6 +56,12 @@ export function layoutTests(suite) {
       const legal = await page.$$eval('#hand .card.legal', (els) => els.map((e) => e.dataset.card));
       await page.click(`#hand .card[data-card="${legal[0]}"]`);
       await page.waitForSelector(`#hand .card[data-card="${legal[0]}"]`, { state: 'detached' });
+      // A card that won the trick leaves Lou on turn: play until a bot is.
+      for (let i = 0; i < 13 && (await page.$('#hand .card.legal')); i++) {
+        const card = await page.$eval('#hand .card.legal', (e) => e.dataset.card);
+        await page.click(`#hand .card[data-card="${card}"]`);
+        await page.waitForSelector(`#hand .card[data-card="${card}"]`, { state: 'detached' });
+      }
       // Record every refusal shown (the bots play fast: it may not stay long).
       await page.evaluate(() => {
         window.refusals = [];
