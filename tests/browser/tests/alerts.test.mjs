@@ -79,10 +79,11 @@ export function alertTests(suite) {
       await page.waitForSelector('dialog#alerts', { state: 'detached' });
 
       // Hidden again, the next turn (a card): the title and the notification, no tone.
-      const myTurnNow = await page.evaluate(() => !!document.querySelector('.hand.my-turn'));
-      if (myTurnNow) {
-        await page.click('#hand .card.legal');
-        await page.waitForFunction(() => !document.querySelector('.hand.my-turn'), null, { timeout: 10000 });
+      // Play until a bot is on turn (a trick won leaves the player on turn).
+      for (let i = 0; i < 13 && (await page.$('#hand .card.legal')); i++) {
+        const card = await page.$eval('#hand .card.legal', (e) => e.dataset.card);
+        await page.click(`#hand .card[data-card="${card}"]`);
+        await page.waitForSelector(`#hand .card[data-card="${card}"]`, { state: 'detached', timeout: 10000 });
       }
       await page.evaluate(() => window.setHiddenForTest(true));
       await page.waitForFunction(() => document.title.startsWith('▶ Your turn'), null, { timeout: 20000 });

@@ -56,12 +56,6 @@ export function layoutTests(suite) {
       const legal = await page.$$eval('#hand .card.legal', (els) => els.map((e) => e.dataset.card));
       await page.click(`#hand .card[data-card="${legal[0]}"]`);
       await page.waitForSelector(`#hand .card[data-card="${legal[0]}"]`, { state: 'detached' });
-      // A card that won the trick leaves Lou on turn: play until a bot is.
-      for (let i = 0; i < 13 && (await page.$('#hand .card.legal')); i++) {
-        const card = await page.$eval('#hand .card.legal', (e) => e.dataset.card);
-        await page.click(`#hand .card[data-card="${card}"]`);
-        await page.waitForSelector(`#hand .card[data-card="${card}"]`, { state: 'detached' });
-      }
       // Record every refusal shown (the bots play fast: it may not stay long).
       await page.evaluate(() => {
         window.refusals = [];
@@ -70,9 +64,22 @@ export function layoutTests(suite) {
           if (!el.hidden) window.refusals.push({ text: el.textContent, at: performance.now() });
         }).observe(el, { attributes: true, childList: true, characterData: true, subtree: true });
       });
-      const other = await page.$eval('#hand .card', (e) => e.dataset.card);
-      await page.click(`#hand .card[data-card="${other}"]`);
-      await page.waitForFunction(() => window.refusals.some((r) => r.text.startsWith('Not your turn')), null, { timeout: 5000 });
+      // Tap a card while a bot is on turn. A trick Lou won leaves Lou on
+      // turn, and on a busy machine the bots may finish theirs before the
+      // tap lands: play on and tap again until one lands on a bot's turn.
+      const refused = () => page.evaluate(() => window.refusals.some((r) => r.text.startsWith('Not your turn')));
+      for (let i = 0; i < 20 && !(await refused()); i++) {
+        const mine = await page.$('#hand .card.legal');
+        const card = await page.$eval(mine ? '#hand .card.legal' : '#hand .card', (e) => e.dataset.card);
+        await page.click(`#hand .card[data-card="${card}"]`);
+        if (mine) {
+          await page.waitForSelector(`#hand .card[data-card="${card}"]`, { state: 'detached' });
+        } else {
+          await page.waitForFunction(() => window.refusals.some((r) => r.text.startsWith('Not your turn')), null, { timeout: 1500 }).catch(() => {});
+        }
+      }
+      await page.waitForFunction(() => window.refusals.some((r) => r.text.startsWith('Not your turn')), null, { timeout: 5000 })
+        .catch((e) => { throw new Error(`${e.message}; refusals: ${JSON.stringify(p.rec.received.filter((m) => m.type === 'error'))}`); });
       const [shown] = await page.evaluate(() => window.refusals.filter((r) => r.text.startsWith('Not your turn')));
       assert.match(shown.text, /^Not your turn: it is .+ \((North|East|South|West)\)'s turn\.$/, shown.text);
       assert.match(shown.text, /bot \(/, `the player's name, not only the seat: ${shown.text}`);
