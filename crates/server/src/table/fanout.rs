@@ -212,7 +212,7 @@ impl Table {
         let seats = self.seat_infos();
         let clock = self.wire_clock();
         let sent = self.sent_state(&seats, clock);
-        let delta =
+        let mut delta =
             self.sent.as_ref().and_then(|old| old.delta(&sent, self.game.as_ref(), self.latest, now_ms));
         let key = |role: Role| match role {
             Role::Seat(s) => usize::from(s.index()),
@@ -222,8 +222,9 @@ impl Table {
         // the first is queued.
         let mut snapshots: [Option<Utf8Bytes>; 5] = Default::default();
         let mut changes: [Option<Utf8Bytes>; 5] = Default::default();
-        let common = delta.as_ref().and_then(|d| {
-            let msg = ServerMessage::Change { seq: self.seq, change: Box::new(d.change.clone()) };
+        let common = delta.as_mut().and_then(|d| {
+            let msg =
+                ServerMessage::Change { seq: self.seq, change: Box::new(std::mem::take(&mut d.change)) };
             serde_json::to_string(&msg).map_err(|e| warn!(error = %e, "could not serialise a change")).ok()
         });
         for c in &self.conns {
