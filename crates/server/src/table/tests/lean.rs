@@ -190,17 +190,37 @@ async fn frames_for_the_web_client_test() {
             serde_json::json!({ "audience": audience, "frames": frames, "snapshots": snapshots })
         })
         .collect();
-    // Every frame a seat received holds no card of another seat's hand.
-    for f in &fakes[..4] {
+    // Every frame a seat received holds no card of another seat's hand at
+    // that `seq` (each seat's own views say what it held).
+    let seq_of = |raw: &str| match serde_json::from_str::<ServerMessage>(raw).unwrap() {
+        ServerMessage::View { seq, .. } | ServerMessage::Change { seq, .. } => seq,
+        _ => unreachable!("only views and changes are recorded"),
+    };
+    let mut hands = std::collections::HashMap::new();
+    for (i, f) in fakes[..4].iter().enumerate() {
         for (raw, view) in &f.frames {
-            let msg: ServerMessage = serde_json::from_str(raw).unwrap();
-            if let ServerMessage::Change { change, .. } = msg
-                && let Some(hand) = change.hand
-            {
-                assert_eq!(Some(hand), view.game.as_ref().unwrap().hand, "{raw}");
+            if let Some(hand) = view.game.as_ref().and_then(|g| g.hand) {
+                hands.insert((seq_of(raw), i), hand);
             }
         }
     }
+    let mut checked = 0;
+    for (i, f) in fakes[..4].iter().enumerate() {
+        for (raw, _) in f.frames.iter().filter(|(raw, _)| raw.starts_with(r#"{"type":"change","#)) {
+            let seq = seq_of(raw);
+            for j in (0..4).filter(|&j| j != i) {
+                let Some(other) = hands.get(&(seq, j)) else { continue };
+                for card in *other {
+                    assert!(
+                        !raw.contains(&format!("\"{card}\"")),
+                        "seat {i} saw {card} of seat {j} at {seq}: {raw}"
+                    );
+                }
+                checked += 1;
+            }
+        }
+    }
+    assert!(checked > 100, "only {checked} frames were checked for other seats' cards");
     // Written where the web client's test looks (`target/`, as cargo runs
     // before the browser suite), fresh from this server at every run.
     let dir = std::env::var_os("CARGO_TARGET_DIR").map_or_else(
