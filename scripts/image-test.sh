@@ -263,7 +263,7 @@ def play(base, record_file, hands):
     ws = Ws(base)
     if ws.recv().get("type") != "hello":
         fail("no hello on the WebSocket")
-    ws.send({"type": "watch", "req": 1, "table": table})
+    ws.send({"type": "watch", "req": 1, "table": table, "protocol": 2})
     ws.until("watching", 1)
     ws.send({"type": "add_bots", "req": 2, "owner_token": owner})
     ws.until("ack", 2)
