@@ -19,11 +19,18 @@ use crate::app::AppState;
 /// Most tables claimed in one round.
 const CLAIM_BATCH: usize = 256;
 
+/// Claimed tables restored at the same time (the store's read pool holds
+/// eight connections).
+const RESTORES_AT_ONCE: usize = 8;
+
 /// How long a drain waits for its tables' tasks to end.
 const DRAIN_WAIT: Duration = Duration::from_secs(5);
 
-pub(super) async fn run(state: AppState, cluster: Arc<Cluster>) {
-    let tick = Duration::from_millis(cluster.lease_ms / 4);
+/// Runs the first round (the tables an earlier process of this node id
+/// held come back first), then starts the loop. Called before the node
+/// serves anything: a table this process creates must not be taken for one
+/// of that earlier process's and claimed a second time.
+pub(super) async fn start(state: AppState, cluster: Arc<Cluster>) -> tokio::task::JoinHandle<()> {
     if let Ok(mut moved) = cluster.nats.subscribe(cluster.subjects.moved()).await {
         let c = Arc::clone(&cluster);
         tokio::spawn(async move {
@@ -33,20 +40,24 @@ pub(super) async fn run(state: AppState, cluster: Arc<Cluster>) {
         });
     }
     let mut last_renewed = Instant::now();
-    let mut first = true;
+    if !state.shutdown.is_cancelled() {
+        round(&state, &cluster, &mut last_renewed, true).await;
+    }
+    tokio::spawn(run(state, cluster, last_renewed))
+}
+
+async fn run(state: AppState, cluster: Arc<Cluster>, mut last_renewed: Instant) {
+    let tick = Duration::from_millis(cluster.lease_ms / 4);
     loop {
-        if !first {
-            tokio::select! {
-                () = state.shutdown.cancelled() => break,
-                () = tokio::time::sleep(tick) => {}
-                () = cluster.claim_now.notified() => {}
-            }
+        tokio::select! {
+            () = state.shutdown.cancelled() => break,
+            () = tokio::time::sleep(tick) => {}
+            () = cluster.claim_now.notified() => {}
         }
         if state.shutdown.is_cancelled() {
             break;
         }
-        round(&state, &cluster, &mut last_renewed, first).await;
-        first = false;
+        round(&state, &cluster, &mut last_renewed, false).await;
     }
     drain(&cluster).await;
 }
@@ -168,16 +179,20 @@ async fn claim(state: &AppState, cluster: &Arc<Cluster>, first: bool) {
             return;
         }
     };
-    for c in claimed {
-        if let Err(e) = crate::restore::restore_claimed(state, c.table, c.epoch, cluster).await {
-            // Left claimed and unrenewed: its lease runs out and another
-            // node tries; each attempt is logged.
-            error!(table_id = %c.table, error = %e, "a claimed table could not be restored");
-        } else {
-            info!(table_id = %c.table, epoch = c.epoch, "claimed a table");
-            crate::metrics::table_claimed();
-        }
-    }
+    // Several at once: a restore mostly waits for its reads, and the
+    // tables of a dead node should all run again within a lease or two.
+    futures_util::stream::iter(claimed)
+        .for_each_concurrent(RESTORES_AT_ONCE, |c| async move {
+            if let Err(e) = crate::restore::restore_claimed(state, c.table, c.epoch, cluster).await {
+                // Left claimed and unrenewed: its lease runs out and another
+                // node tries; each attempt is logged.
+                error!(table_id = %c.table, error = %e, "a claimed table could not be restored");
+            } else {
+                info!(table_id = %c.table, epoch = c.epoch, "claimed a table");
+                crate::metrics::table_claimed();
+            }
+        })
+        .await;
 }
 
 /// Hands every table here over: stop them (each finishes the command in

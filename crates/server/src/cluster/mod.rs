@@ -212,7 +212,7 @@ pub async fn start(state: &AppState) -> anyhow::Result<tokio::task::JoinHandle<(
     let Some(cluster) = state.cluster.clone() else { anyhow::bail!("not in cluster mode") };
     owner::serve(state, &cluster).await?;
     relay::serve_frames(&cluster).await?;
-    Ok(tokio::spawn(leases::run(Arc::clone(state), cluster)))
+    Ok(leases::start(Arc::clone(state), cluster).await)
 }
 
 /// The table's handle for a connection: the table itself when it is here,

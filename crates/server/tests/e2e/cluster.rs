@@ -670,3 +670,47 @@ async fn a_second_node_with_a_node_id_in_use_is_refused() {
     drop(first);
     env.drop_db().await;
 }
+
+/// A node takes back the tables of its earlier process before it serves
+/// anything: the tables it creates the moment it answers stay at the epoch
+/// they were created with (claimed again, each would run twice on the node,
+/// the first copy fenced out of every write, and a seat taken on it lost).
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn tables_created_the_moment_a_node_answers_are_not_claimed_again() {
+    let Some(env) = Env::new().await else { return };
+    let addr = free_addr();
+    let mut node = Node { id: "n1".into(), addr, child: Some(Node::spawn(&env, "n1", addr)) };
+    let http = reqwest::Client::new();
+    let body = spades_protocol::CreateTable { name: None, options: TableOptions::default() };
+    let mut created = Vec::new();
+    let started = Instant::now();
+    // As fast as it answers, from its first answer on, for a second.
+    while created.is_empty() || started.elapsed() < Duration::from_secs(1) {
+        assert!(started.elapsed() < Duration::from_secs(20), "the node never created a table");
+        let sent = http.post(format!("http://{addr}/api/v1/tables")).json(&body).send().await;
+        if let Ok(resp) = sent
+            && resp.status() == 201
+        {
+            let c: spades_protocol::CreatedTable = resp.json().await.unwrap();
+            created.push(c.table);
+        } else {
+            tokio::time::sleep(Duration::from_millis(2)).await;
+        }
+    }
+    node.wait_ready().await;
+    // Two lease rounds later (a quarter lease each).
+    tokio::time::sleep(Duration::from_millis(1000)).await;
+    let pool = sqlx::postgres::PgPoolOptions::new().max_connections(1).connect(&env.url).await.unwrap();
+    for table in &created {
+        let (owner, epoch): (Option<String>, i64) =
+            sqlx::query_as("SELECT owner_node, epoch FROM tables WHERE id = $1")
+                .bind(table.to_string())
+                .fetch_one(&pool)
+                .await
+                .unwrap();
+        assert_eq!((owner.as_deref(), epoch), (Some("n1"), 0), "table {table} was claimed again");
+    }
+    pool.close().await;
+    drop(node);
+    env.drop_db().await;
+}
