@@ -201,13 +201,15 @@ pub struct FairSeeds {
     clients: BySeat<Option<ClientSeed>>,
     /// The match key derived from the three above.
     key: [u8; 32],
+    /// The commitment to `server`, computed once (every frame shows it).
+    commitment: Commitment,
 }
 
 impl fmt::Debug for FairSeeds {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("FairSeeds")
             .field("table", &to_hex16(&self.table))
-            .field("commitment", &self.server.commitment())
+            .field("commitment", &self.commitment)
             .field("clients", &self.clients)
             .finish_non_exhaustive()
     }
@@ -234,7 +236,8 @@ impl FairSeeds {
             }
         }
         let key = hmac_sha256(&server.0, &[&message]);
-        FairSeeds { table, server, clients, key }
+        let commitment = server.commitment();
+        FairSeeds { table, server, clients, key, commitment }
     }
 
     /// The table id's bytes.
@@ -248,8 +251,8 @@ impl FairSeeds {
     }
 
     /// The commitment to the server seed.
-    pub fn commitment(&self) -> Commitment {
-        self.server.commitment()
+    pub const fn commitment(&self) -> Commitment {
+        self.commitment
     }
 
     /// Each seat's seed, `None` where the seat gave none.

@@ -330,10 +330,13 @@ impl Connection {
         let attach_by = tokio::time::sleep(Duration::from_secs(attach_secs));
         tokio::pin!(attach_by);
         let mut last_heard = Instant::now();
-        let shutdown = self.state.shutdown.clone();
+        // Made once: a new one per frame would join and leave the shutdown
+        // token's waiter list (a lock every connection shares) each time.
+        let shutdown = self.state.shutdown.clone().cancelled_owned();
+        tokio::pin!(shutdown);
         loop {
             let flow = tokio::select! {
-                () = shutdown.cancelled() => Flow::going_away(),
+                () = &mut shutdown => Flow::going_away(),
                 () = &mut attach_by, if self.table.is_none() => {
                     Flow::Close(CLOSE_UNATTACHED, Cow::Owned(format!("attach to a table within {attach_secs} s")))
                 }

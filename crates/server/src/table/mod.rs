@@ -469,17 +469,32 @@ impl Table {
     #[tracing::instrument(name = "table", skip(self), fields(table_id = %self.id))]
     async fn run(&mut self) {
         debug!("table task started");
+        // The shutdown signal and the timer are made once and the timer
+        // moved when the next wake changes, rather than made anew (and
+        // registered and dropped) for every command.
+        let shutdown = self.shutdown.clone().cancelled_owned();
+        tokio::pin!(shutdown);
+        let timer = tokio::time::sleep_until(Instant::now());
+        tokio::pin!(timer);
+        let mut armed: Option<Instant> = None;
         loop {
             let wake = self.next_wake();
+            if let Some(at) = wake
+                && armed != Some(at)
+            {
+                timer.as_mut().reset(at);
+                armed = Some(at);
+            }
             tokio::select! {
                 biased;
-                () = self.shutdown.cancelled() => break,
+                () = &mut shutdown => break,
                 decision = bots::decision(&mut self.bot_pending) => self.on_decision(decision).await,
                 cmd = self.rx.recv() => match cmd {
                     Some(cmd) => self.handle(cmd).await,
                     None => break,
                 },
-                () = sleep_until_opt(wake) => {
+                () = &mut timer, if wake.is_some() => {
+                    armed = None;
                     if self.on_wake().await {
                         // Closed for idleness: not to be restored.
                         if let Err(e) = self.journal.close(self.id).await {
@@ -510,14 +525,6 @@ impl Table {
             TableCommand::RematchStarted { conn, req, next } => self.rematch_started(conn, req, next, now),
         }
         self.settle_dropped(now);
-    }
-}
-
-/// Sleeps until `at`, or forever when `None`.
-async fn sleep_until_opt(at: Option<Instant>) {
-    match at {
-        Some(at) => tokio::time::sleep_until(at).await,
-        None => std::future::pending().await,
     }
 }
 
