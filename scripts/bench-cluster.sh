@@ -13,7 +13,9 @@
 #             load generator processes (none passes the open-file limit);
 #   failover  CLUSTER_KILLS times (default 20): kill -9 one node under load,
 #             time until every table it owned runs on another node (a live
-#             lease of another node), and restart it.
+#             lease of another node), and restart it; at the end, every
+#             move the load generators had acknowledged is looked up in
+#             the event log (lost: must be 0).
 #
 # Settings (environment):
 #   BENCH_DATABASE_URL   default postgres://postgres@127.0.0.1:5432/test
@@ -177,11 +179,12 @@ fi
 if want failover; then
   say "failover: $kills kills of one node under load (300 tables at think 1 s), lease $lease ms"
   : >"$out/failover.txt"
+  rm -f "$out"/failover-acks-[123].tsv
   lp=()
   for n in 1 2 3; do
     "$load" run --url "$(node_url "$n")" --tables 100 --think-ms 1000 --warmup 5 \
       --duration $((kills * (lease / 1000 + 12) + 30)) --json-out "$out/failover-load-$n.json" \
-      --seat-urls "$all_urls" >"$out/failover-load-$n.txt" 2>&1 &
+      --seat-urls "$all_urls" --reconnect --acks-out "$out/failover-acks-$n.tsv" >"$out/failover-load-$n.txt" 2>&1 &
     lp+=("$!")
   done
   sleep 15
@@ -215,8 +218,23 @@ pick = lambda q: ms[min(len(ms) - 1, int(q * len(ms)))] if ms else None
 print(json.dumps({"kills": len(ms), "p50_ms": pick(0.5), "p99_ms": pick(0.99), "max_ms": ms[-1] if ms else None}))
 EOF
   cat "$out/failover.sum.json" >&2
-  # No fork and no lost acknowledged action: every table's log replays
-  # (the server refuses a log that does not); count refusals in the logs.
+  # No lost acknowledged action: every move a load generator had
+  # acknowledged (--acks-out: table, seat, hand, kind, value) must be in the
+  # event log, by the same seat in the same hand (a hand's number counts its
+  # four bids from the start of the match's log).
+  cat "$out"/failover-acks-[123].tsv >"$out/failover-acks.tsv"
+  psql "$url" -tAq -c "CREATE TEMP TABLE acked (table_id TEXT, seat BIGINT, hand BIGINT, kind TEXT, value TEXT)" \
+    -c "\\copy acked FROM '$out/failover-acks.tsv'" \
+    -c "WITH logged AS (
+          SELECT table_id, seat, kind, value,
+                 (sum(CASE WHEN kind = 'bid' THEN 1 ELSE 0 END) OVER (PARTITION BY table_id ORDER BY idx) - 1) / 4 + 1 AS hand
+          FROM actions WHERE table_id IN (SELECT DISTINCT table_id FROM acked))
+        SELECT json_build_object('acked', count(*), 'tables', count(DISTINCT a.table_id),
+               'lost', count(*) FILTER (WHERE l.table_id IS NULL))
+        FROM acked a LEFT JOIN logged l USING (table_id, seat, hand, kind, value)" >"$out/failover-acks.sum.json"
+  echo "acknowledged moves against the log: $(cat "$out/failover-acks.sum.json")" >&2
+  # No fork: every table's log replays (the server refuses a log that does
+  # not); count refusals in the logs.
   grep -h "does not replay\|could not be restored" "$out"/node-*.log | sort | uniq -c >&2 || echo "no table failed to replay" >&2
 fi
 

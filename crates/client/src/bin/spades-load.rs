@@ -167,6 +167,17 @@ struct LoadArgs {
     /// WebSocket read buffer per connection, bytes.
     #[arg(long, default_value_t = 4096)]
     read_buffer: usize,
+    /// Append every acknowledged move to this file, one per line: table,
+    /// seat (0 north to 3 west), hand number, `bid` or `play`, and the bid
+    /// or card as the event log stores it, tab-separated (to check against
+    /// the log that none was lost).
+    #[arg(long)]
+    acks_out: Option<PathBuf>,
+    /// A seat whose connection is lost connects again (to the next of
+    /// `--seat-urls`) and resumes with its token, as a real client does;
+    /// without it a lost connection fails its table.
+    #[arg(long)]
+    reconnect: bool,
 }
 
 #[derive(Debug, Args)]
@@ -313,6 +324,11 @@ fn config(c: &Common, l: &LoadArgs, max_tables: usize) -> anyhow::Result<LoadCon
     cfg.restart = !l.no_restart;
     cfg.server_pid = c.server_pid;
     cfg.read_buffer = l.read_buffer;
+    if let Some(path) = &l.acks_out {
+        load::AckLog::open(path).with_context(|| format!("--acks-out {}", path.display()))?;
+    }
+    cfg.acks_out.clone_from(&l.acks_out);
+    cfg.reconnect = l.reconnect;
     Ok(cfg)
 }
 

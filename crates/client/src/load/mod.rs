@@ -32,7 +32,8 @@ use serde::{Deserialize, Serialize};
 use spades_bots::Strength;
 use spades_engine::{Action, Card, Rules, Seat, SeatView};
 use spades_protocol::{
-    ClientFrame, ClientMessage, CreateTable, ServerMessage, TableOptions, TablePhase, TableView, Tempo,
+    ClientFrame, ClientMessage, CreateTable, ErrorCode, ServerMessage, TableOptions, TablePhase, TableView,
+    Tempo,
 };
 use tokio::task::JoinHandle;
 use tokio_tungstenite::tungstenite::Utf8Bytes;
@@ -98,7 +99,16 @@ pub struct LoadConfig {
     /// so every table's seats are spread over the nodes. Tables are still
     /// created through `endpoint`.
     pub seat_endpoints: Vec<Endpoint>,
+    /// Where every acknowledged move is written (see [`AckLog`]).
+    pub acks_out: Option<std::path::PathBuf>,
+    /// A seat whose connection is lost reconnects (to the next of the seat
+    /// endpoints) and resumes with its token, as a real client does, for up
+    /// to [`RESUME_WITHIN`]; off, a lost connection fails its table.
+    pub reconnect: bool,
 }
+
+/// How long a seat with `reconnect` on keeps trying to resume.
+pub const RESUME_WITHIN: Duration = Duration::from_secs(60);
 
 impl LoadConfig {
     /// Defaults for `endpoint`: one table, no think time.
@@ -120,6 +130,8 @@ impl LoadConfig {
             read_buffer: 4096,
             tls: Tls::default(),
             seat_endpoints: Vec::new(),
+            acks_out: None,
+            reconnect: false,
         }
     }
 }
@@ -140,6 +152,47 @@ struct Shared {
     /// Hands finished per table slot (a slot keeps its count across the
     /// tables that replace each other in it).
     hands_by_slot: Mutex<Vec<u64>>,
+    acks: Option<AckLog>,
+}
+
+/// The acknowledged moves of a run, one line each: table, seat index, hand
+/// number, kind and value, tab-separated, as the event log stores them
+/// (`scripts/bench-cluster.sh` checks each against the log).
+pub struct AckLog(Mutex<std::io::BufWriter<std::fs::File>>);
+
+impl std::fmt::Debug for AckLog {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("AckLog")
+    }
+}
+
+impl AckLog {
+    /// A log appending to `path`.
+    ///
+    /// # Errors
+    /// When the file cannot be opened.
+    pub fn open(path: &std::path::Path) -> std::io::Result<AckLog> {
+        let file = std::fs::OpenOptions::new().create(true).append(true).open(path)?;
+        Ok(AckLog(Mutex::new(std::io::BufWriter::new(file))))
+    }
+
+    fn write(&self, table: Uuid, seat: Seat, hand: u16, action: Action) {
+        use std::io::Write;
+        let (kind, value) = match action {
+            Action::Bid(b) => ("bid", b.to_string()),
+            Action::Play(c) => ("play", c.to_string()),
+        };
+        if let Ok(mut w) = self.0.lock() {
+            let _ = writeln!(w, "{table}\t{}\t{hand}\t{kind}\t{value}", seat.index());
+        }
+    }
+
+    fn flush(&self) {
+        use std::io::Write;
+        if let Ok(mut w) = self.0.lock() {
+            let _ = w.flush();
+        }
+    }
 }
 
 impl Shared {
@@ -202,6 +255,13 @@ impl Runner {
             .build()
             .unwrap_or_default();
         let client = Client::with_endpoint(cfg.endpoint.clone()).with_http(http);
+        let cfg_acks = cfg.acks_out.as_deref().and_then(|path| match AckLog::open(path) {
+            Ok(log) => Some(log),
+            Err(e) => {
+                eprintln!("spades-load: cannot write {}: {e}", path.display());
+                None
+            }
+        });
         let shared = Arc::new(Shared {
             cfg,
             stats: Stats::default(),
@@ -210,6 +270,7 @@ impl Runner {
             next_source: AtomicUsize::new(0),
             ready: AtomicUsize::new(0),
             hands_by_slot: Mutex::new(Vec::new()),
+            acks: cfg_acks,
         });
         Runner { shared, slots: Vec::new() }
     }
@@ -269,6 +330,9 @@ impl Runner {
         self.shared.stop.cancel();
         let all = futures_util::future::join_all(self.slots);
         let _ = tokio::time::timeout(Duration::from_secs(20), all).await;
+        if let Some(acks) = &self.shared.acks {
+            acks.flush();
+        }
     }
 }
 
@@ -309,16 +373,70 @@ enum Outcome {
 }
 
 /// Connects and takes a seat (of the table in `slot`).
-async fn sit(shared: &Shared, slot: usize, table: Uuid, seat: Seat) -> crate::Result<Connection> {
+/// The endpoint seat `seat` of table slot `slot` connects to, on its
+/// `attempt`th connection (the next node each time).
+fn seat_endpoint(shared: &Shared, slot: usize, seat: Seat, attempt: usize) -> &Endpoint {
     let spread = &shared.cfg.seat_endpoints;
-    let endpoint = if spread.is_empty() {
+    if spread.is_empty() {
         &shared.cfg.endpoint
     } else {
-        &spread[(slot + usize::from(seat.index())) % spread.len()]
-    };
-    let mut conn = Connection::connect_with(endpoint, &shared.connect_options()).await?;
-    conn.join(table, &format!("bot {}", seat.name()), Some(seat)).await?;
-    Ok(conn)
+        &spread[(slot + usize::from(seat.index()) + attempt) % spread.len()]
+    }
+}
+
+/// Takes the seat: the connection and the seat's token. With `reconnect`
+/// on, a node that does not answer is passed over for the next, and a join
+/// refused with `storage_unavailable` (the table is moving to another
+/// node: "try again in a moment") is tried again, as a real client does.
+async fn sit(shared: &Shared, slot: usize, table: Uuid, seat: Seat) -> crate::Result<(Connection, String)> {
+    let tries = if shared.cfg.reconnect { shared.cfg.seat_endpoints.len().max(1) + 4 } else { 1 };
+    let mut attempt = 0;
+    loop {
+        let endpoint = seat_endpoint(shared, slot, seat, attempt);
+        attempt += 1;
+        let tried = async {
+            let mut conn = Connection::connect_with(endpoint, &shared.connect_options()).await?;
+            let joined = conn.join(table, &format!("bot {}", seat.name()), Some(seat)).await?;
+            Ok::<_, crate::Error>((conn, joined.token))
+        };
+        match tried.await {
+            Ok(sat) => return Ok(sat),
+            Err(e)
+                if attempt < tries && matches!(e.refusal(), None | Some(ErrorCode::StorageUnavailable)) =>
+            {
+                tokio::time::sleep(Duration::from_millis(250)).await;
+            }
+            Err(e) => return Err(e),
+        }
+    }
+}
+
+/// A new connection to the next node, resumed with the seat's token; tries
+/// until it works, the run stops, or [`RESUME_WITHIN`] has passed.
+async fn resume_seat(
+    shared: &Shared,
+    (slot, seat, table, token): (usize, Seat, Uuid, &str),
+    stop: &CancellationToken,
+) -> Option<Connection> {
+    let until = Instant::now() + RESUME_WITHIN;
+    let mut attempt = 1;
+    while Instant::now() < until && !stop.is_cancelled() {
+        let endpoint = seat_endpoint(shared, slot, seat, attempt);
+        attempt += 1;
+        let tried = async {
+            let mut conn = Connection::connect_with(endpoint, &shared.connect_options()).await?;
+            conn.resume(table, token).await?;
+            Ok::<_, crate::Error>(conn)
+        };
+        if let Ok(conn) = tried.await {
+            return Some(conn);
+        }
+        tokio::select! {
+            () = stop.cancelled() => return None,
+            () = tokio::time::sleep(Duration::from_millis(250)) => {}
+        }
+    }
+    None
 }
 
 async fn play_table(shared: &Arc<Shared>, slot: usize, rng: &mut SplitMix, ready: &mut bool) -> Outcome {
@@ -355,7 +473,7 @@ async fn play_table(shared: &Arc<Shared>, slot: usize, rng: &mut SplitMix, ready
             }
         }
     }
-    if let Err(e) = conns[0].start(&created.owner_token).await {
+    if let Err(e) = conns[0].0.start(&created.owner_token).await {
         stats.failure(&stats.setup_failures, "start", || format!("starting {table}: {e}"));
         return Outcome::Failed;
     }
@@ -365,12 +483,12 @@ async fn play_table(shared: &Arc<Shared>, slot: usize, rng: &mut SplitMix, ready
     let seats: Vec<_> = conns
         .into_iter()
         .zip(Seat::ALL)
-        .map(|(mut conn, seat)| {
+        .map(|((mut conn, token), seat)| {
             let shared = Arc::clone(shared);
             let stop = table_stop.clone();
             let seed = rng.next_u64();
             tokio::spawn(async move {
-                let end = seat_loop(&shared, slot, &mut conn, seat, &stop, seed).await;
+                let end = seat_loop(&shared, (slot, table, &token), &mut conn, seat, &stop, seed).await;
                 (end, conn)
             })
         })
@@ -412,7 +530,7 @@ enum SeatEnd {
 /// (which stops the table's other seats too).
 async fn seat_loop(
     shared: &Shared,
-    slot: usize,
+    (slot, table, token): (usize, Uuid, &str),
     conn: &mut Connection,
     seat: Seat,
     stop: &CancellationToken,
@@ -421,6 +539,8 @@ async fn seat_loop(
     let stats = &shared.stats;
     let mut rng = SplitMix::new(seed);
     let mut in_flight: Option<Instant> = None;
+    // The move in flight (request id, hand number, move), for the ack log.
+    let mut sent: Vec<Sent> = Vec::new();
     let mut hand = 0u16;
     let mut retries = 0u32;
     // The last snapshot, raw (read only when needed: from a server that
@@ -440,6 +560,17 @@ async fn seat_loop(
                 if stop.is_cancelled() {
                     return SeatEnd::Stopped;
                 }
+                if shared.cfg.reconnect
+                    && let Some(new) = resume_seat(shared, (slot, seat, table, token), stop).await
+                {
+                    // A move in flight and not acknowledged is played again
+                    // when the seat's turn is offered again.
+                    *conn = new;
+                    stats.resumed.fetch_add(1, Ordering::Relaxed);
+                    (in_flight, last_view, kept, sync_req) = (None, None, None, None);
+                    sent.clear();
+                    continue;
+                }
                 let reason = match &e {
                     crate::Error::Closed { code: Some(c), .. } => format!("closed {c}"),
                     _ => "connection lost".to_owned(),
@@ -455,6 +586,7 @@ async fn seat_loop(
                 sync_req = None;
             } else {
                 stats.accepted.fetch_add(1, Ordering::Relaxed);
+                note_ack(shared, table, seat, &mut sent, &text);
             }
             continue;
         }
@@ -510,9 +642,11 @@ async fn seat_loop(
                 },
                 Ok(p) if p.kind == Kind::Ack => {
                     stats.accepted.fetch_add(1, Ordering::Relaxed);
+                    note_ack(shared, table, seat, &mut sent, &text);
                     continue;
                 }
                 Ok(p) if p.kind == Kind::Error => {
+                    sent.retain(|s| Some(s.req) != p.req);
                     let code = p.code.as_deref().unwrap_or("error").to_owned();
                     stats.failure(&stats.errors, &code, || format!("{seat}: {}", text.as_str()));
                     in_flight = None;
@@ -521,9 +655,14 @@ async fn seat_loop(
                         stop.cancel();
                         return SeatEnd::Failed;
                     }
-                    // Nothing changed: decide again from the last view.
+                    // Decide again from the latest view, if the seat is on
+                    // turn there (a frame may have come since the move went:
+                    // a table that moved plays a move its old owner never
+                    // answered, so the seat's next one finds the turn gone).
                     if let Some(game) = current_game(&kept, last_view.as_deref())
-                        && let Err(end) = act(shared, conn, seat, game, &mut rng, &mut in_flight, stop).await
+                        && game.turn == Some(seat)
+                        && let Err(end) =
+                            act(shared, conn, seat, game, &mut rng, (&mut in_flight, &mut sent), stop).await
                     {
                         return end;
                     }
@@ -555,12 +694,17 @@ async fn seat_loop(
         if view.turn != Some(seat) {
             continue;
         }
+        // A move still unanswered (a table that moved plays it on its new
+        // owner): its answer comes first, unless it is long overdue.
+        if sent.last().is_some_and(|s| s.at.elapsed() < ANSWER_WAIT) {
+            continue;
+        }
         retries = 0;
         let Some(game) = current_game(&kept, last_view.as_deref()) else {
             stats.failure(&stats.errors, "unreadable", || format!("{seat}: no game in the view"));
             continue;
         };
-        if let Err(end) = act(shared, conn, seat, game, &mut rng, &mut in_flight, stop).await {
+        if let Err(end) = act(shared, conn, seat, game, &mut rng, (&mut in_flight, &mut sent), stop).await {
             return end;
         }
     }
@@ -583,7 +727,7 @@ async fn act(
     seat: Seat,
     game: SeatView,
     rng: &mut SplitMix,
-    in_flight: &mut Option<Instant>,
+    (in_flight, sent): (&mut Option<Instant>, &mut Vec<Sent>),
     stop: &CancellationToken,
 ) -> Result<(), SeatEnd> {
     let stats = &shared.stats;
@@ -601,10 +745,20 @@ async fn act(
     };
     let len = text.len();
     *in_flight = Some(Instant::now());
+    if sent.len() >= 8 {
+        sent.remove(0);
+    }
+    sent.push(Sent { req, hand: game.hand_number, action, at: Instant::now() });
     stats.sent.fetch_add(1, Ordering::Relaxed);
     if let Err(e) = conn.send_text(text).await {
         if stop.is_cancelled() {
             return Err(SeatEnd::Stopped);
+        }
+        if shared.cfg.reconnect {
+            // The next read fails too, and the seat resumes there.
+            *in_flight = None;
+            sent.clear();
+            return Ok(());
         }
         stats.failure(&stats.disconnects, "send failed", || format!("{seat}: {e}"));
         stop.cancel();
@@ -613,6 +767,38 @@ async fn act(
     stats.frame_out(len);
     Ok(())
 }
+
+/// A move sent and not yet answered (a seat keeps the last few: a table
+/// that moved may still answer an older one).
+#[derive(Debug, Clone, Copy)]
+struct Sent {
+    req: u32,
+    hand: u16,
+    action: Action,
+    at: Instant,
+}
+
+/// The request id of an `ack` frame: `{"type":"ack","req":N}`.
+fn ack_req(text: &str) -> Option<u32> {
+    let rest = text.strip_prefix(r#"{"type":"ack","req":"#)?;
+    rest.split(['}', ',']).next()?.parse().ok()
+}
+
+/// The move an ack answers is answered (and written to the ack log, if
+/// there is one).
+fn note_ack(shared: &Shared, table: Uuid, seat: Seat, sent: &mut Vec<Sent>, text: &str) {
+    let Some(req) = ack_req(text) else { return };
+    if let Some(i) = sent.iter().position(|s| s.req == req) {
+        let s = sent.remove(i);
+        if let Some(log) = &shared.acks {
+            log.write(table, seat, s.hand, s.action);
+        }
+    }
+}
+
+/// How long a seat waits for the answer to its last move before it acts
+/// again on a view that offers it the turn.
+const ANSWER_WAIT: Duration = Duration::from_secs(10);
 
 /// A frame the size of a real move: `{"req":N,"type":"play","card":"QH"}`.
 pub fn action_sized_frame(req: u32) -> String {
@@ -786,6 +972,9 @@ pub struct Report {
     pub errors: u64,
     /// Connections lost over the whole run.
     pub disconnects: u64,
+    /// Connections lost and resumed on a new one (`reconnect` on).
+    #[serde(default)]
+    pub resumed: u64,
     /// Tables that could not be created, joined or started.
     pub setup_failures: u64,
     /// Failures by reason.
@@ -847,6 +1036,9 @@ impl Report {
         );
         row("errors", self.errors.to_string());
         row("disconnects", self.disconnects.to_string());
+        if self.resumed > 0 {
+            row("resumed after a loss", self.resumed.to_string());
+        }
         row("set-up failures", self.setup_failures.to_string());
         if self.mode == Mode::Game {
             row("hands / matches", format!("{} / {}", self.hands, self.matches));
@@ -925,6 +1117,7 @@ async fn measure(cfg: &LoadConfig, runner: &Runner, hold: Duration) -> Report {
         latency_ms,
         errors: all.errors,
         disconnects: all.disconnects,
+        resumed: all.resumed,
         setup_failures: all.setup_failures,
         failure_reasons: all.reasons,
         failure_samples: all.samples,
@@ -1263,4 +1456,18 @@ pub async fn bots(
         total += t.await.unwrap_or(0);
     }
     Ok(total)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_ack_is_matched_to_its_move_by_its_request_id() {
+        let ack = serde_json::to_string(&ServerMessage::Ack { req: Some(417) }).unwrap();
+        assert_eq!(ack_req(&ack), Some(417));
+        assert_eq!(ack_req(r#"{"type":"ack","req":9,"extra":1}"#), Some(9));
+        assert_eq!(ack_req(r#"{"type":"ack"}"#), None);
+        assert_eq!(ack_req(r#"{"type":"error","req":3,"code":"not_your_turn"}"#), None);
+    }
 }

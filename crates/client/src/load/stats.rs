@@ -33,6 +33,9 @@ pub struct Stats {
     pub errors: AtomicU64,
     /// Connections lost while the run was going.
     pub disconnects: AtomicU64,
+    /// Connections lost and resumed on a new connection (with reconnecting
+    /// on: not failures).
+    pub resumed: AtomicU64,
     /// Tables that could not be created or whose seats could not be taken.
     pub setup_failures: AtomicU64,
     /// Hands played to the end.
@@ -64,6 +67,7 @@ impl Default for Stats {
             update_bytes: AtomicU64::new(0),
             errors: AtomicU64::new(0),
             disconnects: AtomicU64::new(0),
+            resumed: AtomicU64::new(0),
             setup_failures: AtomicU64::new(0),
             hands: AtomicU64::new(0),
             matches: AtomicU64::new(0),
@@ -134,6 +138,7 @@ impl Stats {
             update_bytes: t(&self.update_bytes),
             errors: t(&self.errors),
             disconnects: t(&self.disconnects),
+            resumed: t(&self.resumed),
             setup_failures: t(&self.setup_failures),
             hands: t(&self.hands),
             matches: t(&self.matches),
@@ -167,6 +172,8 @@ pub struct Snapshot {
     pub errors: u64,
     /// Connections lost.
     pub disconnects: u64,
+    /// Connections lost and resumed.
+    pub resumed: u64,
     /// Tables that could not be set up.
     pub setup_failures: u64,
     /// Hands finished.
@@ -194,6 +201,7 @@ impl Snapshot {
         self.update_bytes += other.update_bytes;
         self.errors += other.errors;
         self.disconnects += other.disconnects;
+        self.resumed += other.resumed;
         self.setup_failures += other.setup_failures;
         self.hands += other.hands;
         self.matches += other.matches;
