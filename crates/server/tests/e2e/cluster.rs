@@ -23,6 +23,12 @@ use uuid::Uuid;
 
 use crate::helpers::{Client, assert_no_leaks, simple_move};
 
+/// An HTTP client whose requests give up after 20 s (a test must fail, not
+/// hang, when a node does not answer).
+fn http() -> reqwest::Client {
+    reqwest::Client::builder().timeout(Duration::from_secs(20)).build().unwrap()
+}
+
 fn free_addr() -> SocketAddr {
     std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap()
 }
@@ -118,7 +124,7 @@ impl Node {
     }
 
     async fn wait_ready(&mut self) {
-        let http = reqwest::Client::new();
+        let http = http();
         for _ in 0..400 {
             if let Ok(r) = http.get(format!("http://{}/readyz", self.addr)).send().await
                 && r.status() == 200
@@ -230,7 +236,12 @@ async fn drive(
                 token: token.clone(),
             },
         };
-        if ws.send(Message::text(serde_json::to_string(&resume).unwrap())).await.is_err() {
+        let resumed = tokio::time::timeout(
+            Duration::from_secs(5),
+            ws.send(Message::text(serde_json::to_string(&resume).unwrap())),
+        )
+        .await;
+        if !matches!(resumed, Ok(Ok(()))) {
             at += 1;
             continue;
         }
@@ -296,7 +307,10 @@ async fn drive(
                             kept = None;
                             syncing = true;
                             let sync = ClientFrame { req: None, msg: ClientMessage::Sync };
-                            let _ = ws.send(Message::text(serde_json::to_string(&sync).unwrap())).await;
+                            let text = serde_json::to_string(&sync).unwrap();
+                            let _ =
+                                tokio::time::timeout(Duration::from_secs(5), ws.send(Message::text(text)))
+                                    .await;
                             continue;
                         }
                     }
@@ -327,7 +341,9 @@ async fn drive(
                             Action::Play(card) => ClientMessage::Play { card },
                         };
                         let frame = ClientFrame { req: Some(req), msg };
-                        let _ = ws.send(Message::text(serde_json::to_string(&frame).unwrap())).await;
+                        let text = serde_json::to_string(&frame).unwrap();
+                        let _ =
+                            tokio::time::timeout(Duration::from_secs(5), ws.send(Message::text(text))).await;
                     }
                     out.last = Some(*view);
                 }
@@ -356,7 +372,7 @@ async fn drive(
 /// A table created on `nodes[0]` with four people: each joins on the node
 /// given, then the owner starts the match. Returns the table and tokens.
 async fn four_people(nodes: &[&Node], hands: u16) -> (Uuid, Vec<(Seat, String, usize)>) {
-    let http = reqwest::Client::new();
+    let http = http();
     let rules = Rules { match_end: MatchEnd::Hands(hands), ..Rules::default() };
     let resp = http
         .post(format!("http://{}/api/v1/tables", nodes[0].addr))
@@ -385,7 +401,7 @@ async fn four_people(nodes: &[&Node], hands: u16) -> (Uuid, Vec<(Seat, String, u
 }
 
 async fn record(addr: SocketAddr, table: Uuid) -> MatchRecord {
-    reqwest::get(format!("http://{addr}/api/v1/matches/{table}")).await.unwrap().json().await.unwrap()
+    http().get(format!("http://{addr}/api/v1/matches/{table}")).send().await.unwrap().json().await.unwrap()
 }
 
 /// Every acknowledged action is in the record, in the hand it was made in.
@@ -421,25 +437,41 @@ fn assert_replays(rec: &MatchRecord) {
 }
 
 /// The node that owns `table` now, by its lease row.
+/// A connection of its own to the test's database, tried again when it
+/// does not come within 5 s (a connection attempt that hung once held a
+/// whole CI run).
+async fn test_db(env: &Env) -> sqlx::PgPool {
+    for _ in 0..6 {
+        let connect = sqlx::postgres::PgPoolOptions::new()
+            .max_connections(1)
+            .acquire_timeout(Duration::from_secs(5))
+            .connect(&env.url);
+        if let Ok(Ok(pool)) = tokio::time::timeout(Duration::from_secs(5), connect).await {
+            return pool;
+        }
+    }
+    panic!("the test database did not answer within 30 s");
+}
+
 async fn owner_of(env: &Env, table: Uuid) -> Option<String> {
-    let pool = sqlx::postgres::PgPoolOptions::new().max_connections(1).connect(&env.url).await.unwrap();
-    let row: Option<(Option<String>,)> =
+    let pool = test_db(env).await;
+    let query =
         sqlx::query_as("SELECT owner_node FROM tables WHERE id = $1 AND lease_until > spades_now_ms()")
             .bind(table.to_string())
-            .fetch_optional(&pool)
-            .await
-            .unwrap();
+            .fetch_optional(&pool);
+    let row: Option<(Option<String>,)> =
+        tokio::time::timeout(Duration::from_secs(10), query).await.expect("the owner query answers").unwrap();
     pool.close().await;
     row.and_then(|r| r.0)
 }
 
 async fn actions_stored(env: &Env, table: Uuid) -> i64 {
-    let pool = sqlx::postgres::PgPoolOptions::new().max_connections(1).connect(&env.url).await.unwrap();
-    let (n,): (i64,) = sqlx::query_as("SELECT count(*) FROM actions WHERE table_id = $1")
+    let pool = test_db(env).await;
+    let query = sqlx::query_as("SELECT count(*) FROM actions WHERE table_id = $1")
         .bind(table.to_string())
-        .fetch_one(&pool)
-        .await
-        .unwrap();
+        .fetch_one(&pool);
+    let (n,): (i64,) =
+        tokio::time::timeout(Duration::from_secs(10), query).await.expect("the count query answers").unwrap();
     pool.close().await;
     n
 }
@@ -499,16 +531,23 @@ async fn a_match_spread_over_three_nodes_plays_to_the_end_without_leaks() {
     assert_replays(&rec);
     // Every node answers the table's status and lists it.
     for n in &nodes {
-        let status: spades_protocol::TableStatus =
-            reqwest::get(format!("http://{}/api/v1/tables/{table}", n.addr))
-                .await
-                .unwrap()
-                .json()
-                .await
-                .unwrap();
+        let status: spades_protocol::TableStatus = http()
+            .get(format!("http://{}/api/v1/tables/{table}", n.addr))
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
         assert_eq!(status.summary.table, table);
-        let list: Vec<spades_protocol::TableSummary> =
-            reqwest::get(format!("http://{}/api/v1/tables", n.addr)).await.unwrap().json().await.unwrap();
+        let list: Vec<spades_protocol::TableSummary> = http()
+            .get(format!("http://{}/api/v1/tables", n.addr))
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
         assert!(list.iter().any(|t| t.table == table), "node {} lists the table", n.id);
     }
     drop(nodes);
@@ -601,7 +640,7 @@ async fn a_paused_owner_writes_nothing_after_another_node_took_over() {
         assert_acked_in_record(*seat, out, &rec);
     }
     let metrics =
-        reqwest::get(format!("http://{}/metrics", nodes[0].addr)).await.unwrap().text().await.unwrap();
+        http().get(format!("http://{}/metrics", nodes[0].addr)).send().await.unwrap().text().await.unwrap();
     let hosted: f64 = metrics
         .lines()
         .filter(|l| l.starts_with("spades_tables{"))
@@ -680,7 +719,7 @@ async fn tables_created_the_moment_a_node_answers_are_not_claimed_again() {
     let Some(env) = Env::new().await else { return };
     let addr = free_addr();
     let mut node = Node { id: "n1".into(), addr, child: Some(Node::spawn(&env, "n1", addr)) };
-    let http = reqwest::Client::new();
+    let http = http();
     let body = spades_protocol::CreateTable { name: None, options: TableOptions::default() };
     let mut created = Vec::new();
     let started = Instant::now();
@@ -700,7 +739,7 @@ async fn tables_created_the_moment_a_node_answers_are_not_claimed_again() {
     node.wait_ready().await;
     // Two lease rounds later (a quarter lease each).
     tokio::time::sleep(Duration::from_millis(1000)).await;
-    let pool = sqlx::postgres::PgPoolOptions::new().max_connections(1).connect(&env.url).await.unwrap();
+    let pool = test_db(&env).await;
     for table in &created {
         let (owner, epoch): (Option<String>, i64) =
             sqlx::query_as("SELECT owner_node, epoch FROM tables WHERE id = $1")
