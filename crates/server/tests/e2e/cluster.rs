@@ -465,6 +465,17 @@ async fn owner_of(env: &Env, table: Uuid) -> Option<String> {
     row.and_then(|r| r.0)
 }
 
+async fn match_over(env: &Env, table: Uuid) -> bool {
+    let pool = test_db(env).await;
+    let query = sqlx::query_as("SELECT finished_at IS NOT NULL FROM tables WHERE id = $1")
+        .bind(table.to_string())
+        .fetch_one(&pool);
+    let (over,): (bool,) =
+        tokio::time::timeout(Duration::from_secs(10), query).await.expect("the match query answers").unwrap();
+    pool.close().await;
+    over
+}
+
 async fn actions_stored(env: &Env, table: Uuid) -> i64 {
     let pool = test_db(env).await;
     let query = sqlx::query_as("SELECT count(*) FROM actions WHERE table_id = $1")
@@ -656,7 +667,8 @@ async fn draining_and_restarting_every_node_in_turn_is_invisible_to_players() {
     let Some(env) = Env::new().await else { return };
     let mut nodes = three_nodes(&env).await;
     let refs: Vec<&Node> = vec![&nodes[0], &nodes[1], &nodes[2]];
-    let (table, people) = four_people(&refs, 5).await;
+    // Nine hands: long enough for three drains and restarts mid-play.
+    let (table, people) = four_people(&refs, 9).await;
     let addrs: Vec<SocketAddr> = nodes.iter().map(|n| n.addr).collect();
     let deadline = Instant::now() + Duration::from_secs(150);
     let mut drivers = Vec::new();
@@ -667,7 +679,10 @@ async fn draining_and_restarting_every_node_in_turn_is_invisible_to_players() {
     // again, while the match goes on.
     let mut last = actions_stored(&env, table).await;
     for node in nodes.iter_mut() {
-        while actions_stored(&env, table).await < last + 6 {
+        // Six more moves, unless the match is over first (then the node is
+        // drained after it: nothing to wait for).
+        while actions_stored(&env, table).await < last + 6 && !match_over(&env, table).await {
+            assert!(Instant::now() < deadline, "the match stopped moving: {} moves", last);
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
         node.drain().await;
