@@ -400,8 +400,13 @@ async fn four_people(nodes: &[&Node], hands: u16) -> (Uuid, Vec<(Seat, String, u
     (created.table, people)
 }
 
+/// `GET url`, read as JSON.
+async fn get_json<T: serde::de::DeserializeOwned>(url: String) -> T {
+    http().get(url).send().await.unwrap().json().await.unwrap()
+}
+
 async fn record(addr: SocketAddr, table: Uuid) -> MatchRecord {
-    http().get(format!("http://{addr}/api/v1/matches/{table}")).send().await.unwrap().json().await.unwrap()
+    get_json(format!("http://{addr}/api/v1/matches/{table}")).await
 }
 
 /// Every acknowledged action is in the record, in the hand it was made in.
@@ -453,38 +458,38 @@ async fn test_db(env: &Env) -> sqlx::PgPool {
     panic!("the test database did not answer within 30 s");
 }
 
-async fn owner_of(env: &Env, table: Uuid) -> Option<String> {
+/// One value about `table` (bound as `$1`) from the test's database, or
+/// `None` when no row matches.
+async fn db_value<T>(env: &Env, sql: &'static str, table: Uuid) -> Option<T>
+where
+    T: for<'r> sqlx::Decode<'r, sqlx::Postgres> + sqlx::Type<sqlx::Postgres> + Send + Unpin,
+{
     let pool = test_db(env).await;
-    let query =
-        sqlx::query_as("SELECT owner_node FROM tables WHERE id = $1 AND lease_until > spades_now_ms()")
-            .bind(table.to_string())
-            .fetch_optional(&pool);
-    let row: Option<(Option<String>,)> =
-        tokio::time::timeout(Duration::from_secs(10), query).await.expect("the owner query answers").unwrap();
+    let query = sqlx::query_scalar(sql).bind(table.to_string()).fetch_optional(&pool);
+    let value = tokio::time::timeout(Duration::from_secs(10), query)
+        .await
+        .unwrap_or_else(|_| panic!("no answer within 10 s to {sql}"))
+        .unwrap();
     pool.close().await;
-    row.and_then(|r| r.0)
+    value
+}
+
+async fn owner_of(env: &Env, table: Uuid) -> Option<String> {
+    db_value::<Option<String>>(
+        env,
+        "SELECT owner_node FROM tables WHERE id = $1 AND lease_until > spades_now_ms()",
+        table,
+    )
+    .await
+    .flatten()
 }
 
 async fn match_over(env: &Env, table: Uuid) -> bool {
-    let pool = test_db(env).await;
-    let query = sqlx::query_as("SELECT finished_at IS NOT NULL FROM tables WHERE id = $1")
-        .bind(table.to_string())
-        .fetch_one(&pool);
-    let (over,): (bool,) =
-        tokio::time::timeout(Duration::from_secs(10), query).await.expect("the match query answers").unwrap();
-    pool.close().await;
-    over
+    db_value(env, "SELECT finished_at IS NOT NULL FROM tables WHERE id = $1", table).await.unwrap_or(false)
 }
 
 async fn actions_stored(env: &Env, table: Uuid) -> i64 {
-    let pool = test_db(env).await;
-    let query = sqlx::query_as("SELECT count(*) FROM actions WHERE table_id = $1")
-        .bind(table.to_string())
-        .fetch_one(&pool);
-    let (n,): (i64,) =
-        tokio::time::timeout(Duration::from_secs(10), query).await.expect("the count query answers").unwrap();
-    pool.close().await;
-    n
+    db_value(env, "SELECT count(*) FROM actions WHERE table_id = $1", table).await.unwrap_or(0)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
@@ -542,23 +547,11 @@ async fn a_match_spread_over_three_nodes_plays_to_the_end_without_leaks() {
     assert_replays(&rec);
     // Every node answers the table's status and lists it.
     for n in &nodes {
-        let status: spades_protocol::TableStatus = http()
-            .get(format!("http://{}/api/v1/tables/{table}", n.addr))
-            .send()
-            .await
-            .unwrap()
-            .json()
-            .await
-            .unwrap();
+        let status: spades_protocol::TableStatus =
+            get_json(format!("http://{}/api/v1/tables/{table}", n.addr)).await;
         assert_eq!(status.summary.table, table);
-        let list: Vec<spades_protocol::TableSummary> = http()
-            .get(format!("http://{}/api/v1/tables", n.addr))
-            .send()
-            .await
-            .unwrap()
-            .json()
-            .await
-            .unwrap();
+        let list: Vec<spades_protocol::TableSummary> =
+            get_json(format!("http://{}/api/v1/tables", n.addr)).await;
         assert!(list.iter().any(|t| t.table == table), "node {} lists the table", n.id);
     }
     drop(nodes);
