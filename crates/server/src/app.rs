@@ -29,7 +29,7 @@ use uuid::Uuid;
 
 use crate::config::{Cidr, Config, LimitsConfig};
 use crate::error::AppError;
-use crate::storage::Journal;
+use crate::storage::{Journal, StoreOptions};
 use crate::table::{self, TableHandle, TableInit, TableSettings, now_ms};
 use crate::token::{TokenHash, new_token};
 use crate::{rest, web, ws};
@@ -361,7 +361,11 @@ pub async fn open_journal(config: &Config) -> anyhow::Result<Journal> {
         warn!("storage.in_memory is set: nothing will survive a restart");
         return Ok(Journal::memory());
     }
-    let journal = Journal::open(&config.storage.database_url, &config.storage.data_dir)
+    let options = StoreOptions {
+        commit_interval: Duration::from_millis(config.storage.commit_interval_ms),
+        ..StoreOptions::default()
+    };
+    let journal = Journal::open_with(&config.storage.database_url, &config.storage.data_dir, options)
         .await
         .context("opening the event log")?;
     info!(store = journal.kind(), "event log ready");

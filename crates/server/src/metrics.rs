@@ -15,6 +15,8 @@
 //! | `spades_connections_opened_total` | counter | |
 //! | `spades_tables_created_total` | counter | |
 //! | `spades_tables_claimed_total` | counter | tables this node took over in cluster mode (failover, drain) |
+//! | `spades_tables_placed_elsewhere_total` | counter | tables created through this node on another, which held fewer (cluster mode) |
+//! | `spades_relayed_tables` | gauge | tables owned by another node that connections here are relayed to (cluster mode) |
 //! | `spades_rate_limited_total` | counter | `what` (tables, connections, open_connections, requests, messages) |
 //! | `spades_requests_shed_total` | counter | `reason` (capacity, timeout): REST requests answered 503 |
 //! | `spades_storage_write_timeouts_total` | counter | |
@@ -87,10 +89,11 @@ pub const RATE_LIMITED: [&str; 5] = ["tables", "connections", "open_connections"
 /// `spades_requests_shed_total` reasons.
 pub const SHED_REASONS: [&str; 2] = ["capacity", "timeout"];
 /// Counters without labels.
-const PLAIN_COUNTERS: [&str; 7] = [
+const PLAIN_COUNTERS: [&str; 8] = [
     "spades_connections_opened_total",
     "spades_tables_created_total",
     "spades_tables_claimed_total",
+    "spades_tables_placed_elsewhere_total",
     "spades_storage_write_timeouts_total",
     "spades_storage_batch_retries_total",
     "spades_storage_retries_total",
@@ -131,6 +134,16 @@ fn describe() {
         "spades_tables_claimed_total",
         Unit::Count,
         "Tables this node took over from another node (cluster mode)."
+    );
+    describe_counter!(
+        "spades_tables_placed_elsewhere_total",
+        Unit::Count,
+        "Tables created through this node on another node that held fewer (cluster mode)."
+    );
+    describe_gauge!(
+        "spades_relayed_tables",
+        Unit::Count,
+        "Tables owned by another node that connections here are relayed to (cluster mode)."
     );
     describe_counter!(
         "spades_rate_limited_total",
@@ -232,6 +245,16 @@ pub fn table_created() {
 /// A table claimed from another node (cluster mode).
 pub fn table_claimed() {
     metrics::counter!("spades_tables_claimed_total").increment(1);
+}
+
+/// A table created through this node on another one (cluster mode).
+pub fn table_placed_elsewhere() {
+    metrics::counter!("spades_tables_placed_elsewhere_total").increment(1);
+}
+
+/// How many tables owned elsewhere this node relays to (cluster mode).
+pub fn relayed_tables(n: usize) {
+    metrics::gauge!("spades_relayed_tables").set(n as f64);
 }
 
 /// A request refused by a rate limit.

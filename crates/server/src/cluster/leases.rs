@@ -99,7 +99,18 @@ async fn round(state: &AppState, cluster: &Arc<Cluster>, last_renewed: &mut Inst
         }
     }
     match cluster.leases.nodes(cluster.lease_ms).await {
-        Ok(nodes) => cluster.live_nodes.store(nodes.len().max(1), Ordering::Relaxed),
+        Ok(mut nodes) => {
+            // Placement compares the nodes' counts of one instant.
+            match cluster.leases.owned_counts().await {
+                Ok(counts) => {
+                    for n in &mut nodes {
+                        n.tables = counts.iter().find(|(id, _)| *id == n.id).map_or(0, |(_, c)| *c);
+                    }
+                }
+                Err(e) => warn!(error = %e, "could not count the nodes' tables"),
+            }
+            cluster.saw_nodes(nodes);
+        }
         Err(e) => warn!(error = %e, "could not read the nodes"),
     }
     // A process silent for two leases is gone: its relayed connections
@@ -137,6 +148,7 @@ fn stop_all(cluster: &Cluster) {
 /// Every relay learns who owns its table now (one query for all).
 async fn tell_relays(cluster: &Cluster) {
     let ids: Vec<Uuid> = cluster.relays.iter().map(|r| *r.key()).collect();
+    crate::metrics::relayed_tables(ids.len());
     if ids.is_empty() {
         return;
     }

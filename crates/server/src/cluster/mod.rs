@@ -28,7 +28,7 @@ use uuid::Uuid;
 use crate::app::AppState;
 use crate::config::Config;
 use crate::error::AppError;
-use crate::storage::{Fence, Journal, Leases, Registered};
+use crate::storage::{Fence, Journal, Leases, NodeRow, Registered};
 use crate::table::TableHandle;
 
 mod leases;
@@ -76,6 +76,9 @@ pub struct Cluster {
     remote: DashMap<(String, u64), owner::RemoteConn>,
     /// Live nodes, as of the last heartbeat (at least 1).
     live_nodes: AtomicUsize,
+    /// The live nodes' heartbeat rows as of the last round of the lease
+    /// loop: where new tables go ([`placement`]).
+    nodes: std::sync::Mutex<Vec<NodeRow>>,
     /// SIGTERM: this node is handing its tables over.
     draining: AtomicBool,
     /// Wakes the claim loop (another node handed tables over).
@@ -149,6 +152,7 @@ impl Cluster {
             links: DashMap::new(),
             remote: DashMap::new(),
             live_nodes: AtomicUsize::new(1),
+            nodes: std::sync::Mutex::new(Vec::new()),
             draining: AtomicBool::new(false),
             claim_now: tokio::sync::Notify::new(),
             forwarders: AtomicUsize::new(0),
@@ -310,10 +314,13 @@ pub async fn create_table(
     options: TableOptions,
 ) -> Result<(Uuid, String), AppError> {
     if let Some(cluster) = state.cluster.as_ref()
-        && let Some(node) = placement(cluster).await
+        && let Some(node) = cluster.placement()
     {
         match cluster.request(&node, &Request::Create { name: name.clone(), options }).await {
-            Ok(Reply::Created { table, owner_token }) => return Ok((table, owner_token)),
+            Ok(Reply::Created { table, owner_token }) => {
+                crate::metrics::table_placed_elsewhere();
+                return Ok((table, owner_token));
+            }
             Ok(Reply::Error { code: ErrorCode::Capacity, message }) => {
                 warn!(node = %node, message, "the chosen node is full: creating here");
             }
@@ -323,20 +330,90 @@ pub async fn create_table(
     state.create_table(name, options).await
 }
 
-/// The node a new table should go to when it is not this one: this node
-/// holds more than its share (the cluster's tables over its live nodes,
-/// plus one), and another live, non-draining node holds fewer.
-async fn placement(cluster: &Cluster) -> Option<String> {
-    let nodes = cluster.leases.nodes(cluster.lease_ms).await.ok()?;
-    let open: Vec<_> = nodes.iter().filter(|n| !n.draining).collect();
+impl Cluster {
+    /// The node new tables should go to instead of this one, if any.
+    fn placement(&self) -> Option<String> {
+        let nodes = self.nodes.lock().ok()?;
+        placement(&self.node, &nodes, self.draining.load(Ordering::Relaxed))
+    }
+
+    /// Keeps the live nodes of this round, with the tables each owned at one
+    /// instant (comparing this node's live count with the others' heartbeat
+    /// counts, up to a quarter lease old, sent tables away from a node that
+    /// was only ahead of their last beats).
+    fn saw_nodes(&self, nodes: Vec<NodeRow>) {
+        self.live_nodes.store(nodes.len().max(1), Ordering::Relaxed);
+        if let Ok(mut n) = self.nodes.lock() {
+            *n = nodes;
+        }
+    }
+}
+
+/// The node a new table should go to when it is not `me`: `me` holds more
+/// than its share (the cluster's tables over its live, non-draining nodes,
+/// plus a tenth and one) or is draining, and another such node holds
+/// fewer. The counts are as of the last round, up to a quarter lease ago:
+/// the tenth keeps nodes that grow evenly from sending tables back and
+/// forth.
+fn placement(me: &str, nodes: &[NodeRow], draining: bool) -> Option<String> {
+    let open: Vec<&NodeRow> = nodes.iter().filter(|n| !n.draining).collect();
+    let least = open.iter().filter(|n| *n.id != *me).min_by_key(|n| n.tables).map(|n| n.id.clone());
+    if draining {
+        return least;
+    }
     if open.len() < 2 {
         return None;
     }
     let total: u64 = open.iter().map(|n| n.tables).sum::<u64>() + 1;
     let share = total.div_ceil(open.len() as u64);
-    let mine = cluster.owned.len() as u64;
-    if mine < share + 1 && !cluster.draining.load(Ordering::Relaxed) {
+    let mine = open.iter().find(|n| *n.id == *me).map_or(0, |n| n.tables);
+    if mine <= share + share / 10 + 1 {
         return None;
     }
-    open.iter().filter(|n| *n.id != *cluster.node).min_by_key(|n| n.tables).map(|n| n.id.clone())
+    least.filter(|id| open.iter().any(|n| n.id == *id && n.tables < mine))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(id: &str, tables: u64, draining: bool) -> NodeRow {
+        NodeRow {
+            id: id.into(),
+            incarnation: "i".into(),
+            address: "a".into(),
+            tables,
+            draining,
+            silent_ms: 0,
+        }
+    }
+
+    #[test]
+    fn a_node_within_its_share_keeps_new_tables() {
+        let nodes = [row("a", 1000, false), row("b", 900, false), row("c", 950, false)];
+        assert_eq!(placement("a", &nodes, false), None);
+        assert_eq!(placement("b", &nodes, false), None);
+    }
+
+    #[test]
+    fn a_node_over_its_share_sends_new_tables_to_the_least_loaded() {
+        let nodes = [row("a", 3000, false), row("b", 3000, false), row("c", 0, false)];
+        assert_eq!(placement("a", &nodes, false).as_deref(), Some("c"));
+        assert_eq!(placement("c", &nodes, false), None);
+        // A draining node is neither counted nor chosen.
+        let nodes = [row("a", 3000, false), row("b", 0, true), row("c", 2000, false)];
+        assert_eq!(placement("a", &nodes, false).as_deref(), Some("c"));
+    }
+
+    #[test]
+    fn a_draining_node_places_everything_elsewhere() {
+        let nodes = [row("a", 10, true), row("b", 30, false), row("c", 20, false)];
+        assert_eq!(placement("a", &nodes, true).as_deref(), Some("c"));
+        assert_eq!(placement("a", &[row("a", 10, true)], true), None);
+    }
+
+    #[test]
+    fn a_lone_node_keeps_everything() {
+        assert_eq!(placement("a", &[row("a", 5000, false)], false), None);
+    }
 }

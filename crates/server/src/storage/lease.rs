@@ -323,6 +323,22 @@ impl Leases {
             .collect()
     }
 
+    /// How many unfinished tables each node owns, read at one instant (the
+    /// heartbeat rows' counts are each as old as their node's last beat).
+    pub async fn owned_counts(&self) -> Result<Vec<(String, u64)>, StorageError> {
+        let rows: Vec<(String, i64)> = self
+            .timed(
+                sqlx::query_as(
+                    "SELECT owner_node, count(*) FROM tables \
+                     WHERE finished_at IS NULL AND closed_at IS NULL AND owner_node IS NOT NULL \
+                     GROUP BY owner_node",
+                )
+                .fetch_all(&self.pool),
+            )
+            .await?;
+        Ok(rows.into_iter().map(|(node, n)| (node, to_u64(n))).collect())
+    }
+
     /// Unfinished, unclosed tables in the whole cluster.
     pub async fn active_tables(&self) -> Result<u64, StorageError> {
         let (n,): (i64,) = self

@@ -221,6 +221,11 @@ pub struct StoreOptions {
     /// then 503 at once rather than after the database's own timeouts.
     /// The readiness ping waits at most this, and never over 1.5 s.
     pub read_timeout: Duration,
+    /// The writer commits at most once per this interval while writes keep
+    /// coming, each commit taking all that queued meanwhile; a write after a
+    /// quiet spell commits at once. Zero: commit as soon as the last commit
+    /// is done.
+    pub commit_interval: Duration,
 }
 
 impl Default for StoreOptions {
@@ -229,6 +234,7 @@ impl Default for StoreOptions {
             write_timeout: Duration::from_secs(5),
             acquire_timeout: Duration::from_secs(3),
             read_timeout: Duration::from_secs(2),
+            commit_interval: Duration::ZERO,
         }
     }
 }

@@ -215,7 +215,21 @@ impl SqlStore {
                 .run(&pool)
                 .await
                 .map_err(|e| named("migrating", &e))?;
-            let write_pool = connect(2).await.map_err(connect_failed)?;
+            // The writer's statements all find their rows by key. Its
+            // prepared statements keep the plan chosen on first use, and a
+            // plan chosen while `tables` was small scanned the whole table
+            // for every move once it had grown: no sequential scans here.
+            let write_pool = PgPoolOptions::new()
+                .max_connections(2)
+                .acquire_timeout(options.acquire_timeout)
+                .after_connect(|conn, _| {
+                    Box::pin(async move {
+                        sqlx::raw_sql("SET enable_seqscan = off").execute(conn).await.map(drop)
+                    })
+                })
+                .connect(url)
+                .await
+                .map_err(connect_failed)?;
             (Pool::Postgres(pool), Pool::Postgres(write_pool))
         } else {
             let connect_options = if url.is_empty() {
@@ -248,7 +262,7 @@ impl SqlStore {
             (Pool::Sqlite(pool), Pool::Sqlite(write_pool))
         };
         let (writer, rx) = mpsc::channel(4 * MAX_BATCH);
-        tokio::spawn(write_loop(write_pool, rx, location.clone()));
+        tokio::spawn(write_loop(write_pool, rx, location.clone(), options.commit_interval));
         Ok(SqlStore {
             pool,
             writer,
@@ -455,11 +469,24 @@ async fn run_batch(pool: &Pool, ops: &[Write<'_>]) -> Result<Vec<WriteResult>, s
 /// that fails for one write's fault is retried write by write, each in its
 /// own transaction, so that only the bad write fails; a failure of the
 /// database itself fails the whole batch at once (every write would fail
-/// the same way).
-async fn write_loop(pool: Pool, mut rx: mpsc::Receiver<WriteReq>, location: String) {
+/// the same way). A commit starts at most once per `interval`: a write that
+/// arrives sooner waits for the rest of it, with whatever else arrives.
+async fn write_loop(pool: Pool, mut rx: mpsc::Receiver<WriteReq>, location: String, interval: Duration) {
     let mut batch = Vec::with_capacity(MAX_BATCH);
+    let mut last: Option<Instant> = None;
     while rx.recv_many(&mut batch, MAX_BATCH).await > 0 {
+        if let Some(last) = last
+            && last.elapsed() < interval
+        {
+            tokio::time::sleep_until((last + interval).into()).await;
+            while batch.len() < MAX_BATCH
+                && let Ok(req) = rx.try_recv()
+            {
+                batch.push(req);
+            }
+        }
         let started = Instant::now();
+        last = Some(started);
         let ops: Vec<Write<'_>> = batch.iter().map(|r| (&r.op, r.fence.as_ref())).collect();
         // A deadlock or serialization failure (PostgreSQL chose this
         // transaction to abort, e.g. against a lease renewal) is tried
@@ -1012,8 +1039,11 @@ async fn pg_fences(tx: &mut sqlx::PgConnection, writes: &[Write<'_>]) -> Result<
     ids.sort_unstable();
     ids.dedup();
     let rows: Vec<(String, Option<String>, i64, bool)> = sqlx::query_as(
-        "SELECT id, owner_node, epoch, coalesce(lease_until > spades_now_ms(), false) \
-         FROM tables WHERE id = ANY($1) ORDER BY id FOR SHARE",
+        // A join with the ids, not `id = ANY($1)`: the prepared statement's
+        // generic plan for `ANY` scanned the whole heap at times, and every
+        // move pays for this check.
+        "SELECT t.id, t.owner_node, t.epoch, coalesce(t.lease_until > spades_now_ms(), false) \
+         FROM unnest($1::TEXT[]) AS w(id) JOIN tables t ON t.id = w.id ORDER BY t.id FOR SHARE OF t",
     )
     .bind(&ids)
     .fetch_all(&mut *tx)
