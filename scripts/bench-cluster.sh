@@ -9,8 +9,14 @@
 #             each table's seats on its owner, then spread over the three
 #             nodes (--seat-urls): the cost of the NATS hop, in alternating
 #             rounds, medians taken;
-#   capacity  CLUSTER_TABLES tables (default 10,000) at think 1 s over three
-#             load generator processes (none passes the open-file limit);
+#   capacity  steps of CLUSTER_STEPS tables (default 2500 5000 7500
+#             10000) at think 1 s over three load generator processes
+#             (none passes the open-file limit), each step on fresh nodes
+#             and a fresh database, held CLUSTER_HOLD s after
+#             CLUSTER_WARMUP s; a step holds at p99 <= 50 ms with nothing
+#             failed, and the steps stop at the first that does not. The
+#             CPU of the nodes, the load generators, PostgreSQL and NATS
+#             is measured over each window;
 #   failover  CLUSTER_KILLS times (default 20): kill -9 one node under load,
 #             time until every table it owned runs on another node (a live
 #             lease of another node), and restart it; at the end, every
@@ -21,7 +27,9 @@
 #   BENCH_DATABASE_URL   default postgres://postgres@127.0.0.1:5432/test
 #   BENCH_NATS_URL       default nats://127.0.0.1:4222
 #   CLUSTER_ONLY="hop capacity failover"
-#   CLUSTER_TABLES=10000 CLUSTER_HOLD=60 CLUSTER_KILLS=20 CLUSTER_ROUNDS=3
+#   CLUSTER_STEPS="2500 5000 7500 10000" CLUSTER_HOLD=60 CLUSTER_WARMUP=15
+#   CLUSTER_KILLS=20 CLUSTER_ROUNDS=3
+#   CLUSTER_WORKERS (runtime threads per node; default: one per core)
 #   CLUSTER_LEASE_MS=5000 (the default lease)
 #   BENCH_OUT, BENCH_SERVER_BIN, BENCH_PORT (first of three node ports:
 #   default 18500), BENCH_NO_BUILD as in scripts/bench.sh
@@ -35,7 +43,8 @@ load=$bin/spades-load
 base=${BENCH_DATABASE_URL:-postgres://postgres@127.0.0.1:5432/test}
 nats=${BENCH_NATS_URL:-nats://127.0.0.1:4222}
 only=${CLUSTER_ONLY:-"hop capacity failover"}
-tables=${CLUSTER_TABLES:-10000}
+steps=${CLUSTER_STEPS:-"2500 5000 7500 10000"}
+warmup=${CLUSTER_WARMUP:-15}
 hold=${CLUSTER_HOLD:-60}
 kills=${CLUSTER_KILLS:-20}
 rounds=${CLUSTER_ROUNDS:-3}
@@ -85,7 +94,7 @@ start_node() {
   SPADES_LIMITS__REQUESTS_PER_MINUTE_PER_IP=0 \
   SPADES_LIMITS__CONNECTIONS_PER_SEAT=16 \
   SPADES_LOG__FILTER=warn \
-    "$server_bin" >>"$out/node-$n.log" 2>&1 &
+    env ${CLUSTER_WORKERS:+TOKIO_WORKER_THREADS=$CLUSTER_WORKERS} "$server_bin" >>"$out/node-$n.log" 2>&1 &
   node_pid[$n]=$!
   pids+=("$!")
   for _ in $(seq 1 300); do
@@ -102,6 +111,14 @@ stop_nodes() {
   for n in 1 2 3; do wait "${node_pid[$n]}" 2>/dev/null || true; done
   sql "UPDATE tables SET closed_at = 0 WHERE closed_at IS NULL" >/dev/null
 }
+# fresh: the nodes stopped, a new database, the nodes started again.
+fresh() {
+  for n in 1 2 3; do kill "${node_pid[$n]}" 2>/dev/null || true; done
+  for n in 1 2 3; do wait "${node_pid[$n]}" 2>/dev/null || true; done
+  psql "$base" -qc "DROP DATABASE IF EXISTS $db WITH (FORCE)" >/dev/null
+  psql "$base" -qc "CREATE DATABASE $db" >/dev/null
+  for n in 1 2 3; do start_node "$n"; done
+}
 node_url() { echo "http://127.0.0.1:$((port + $1 - 1))"; }
 all_urls="$(node_url 1),$(node_url 2),$(node_url 3)"
 
@@ -112,7 +129,7 @@ loads() {
   local lp=()
   for n in 1 2 3; do
     "$load" run --url "$(node_url "$n")" --server-pid "${node_pid[$n]}" --tables "$each" \
-      --think-ms "$think" --warmup 5 --duration "$secs" --json-out "$prefix-$n.json" "$@" \
+      --think-ms "$think" --warmup "$warmup" --duration "$secs" --json-out "$prefix-$n.json" "$@" \
       >"$prefix-$n.txt" 2>&1 &
     lp+=("$!")
   done
@@ -143,12 +160,21 @@ errors = sum((get(r, "errors") or 0) for r in reports)
 disconnects = sum((get(r, "disconnects") or 0) for r in reports)
 failures = sum((get(r, "setup_failures") or 0) for r in reports)
 cpu = sum((get(r, "server_cpu_pct") or 0) for r in reports)
+load_cpu = sum((get(r, "client_cpu_pct") or 0) for r in reports)
+# Every load generator measures the same database and broker: the first's.
+others = get(reports[0], "cpu_pct_of") or {}
+def per_action(pct):
+    return round(pct / 100 * 1e6 / actions, 1) if actions else None
 conns = sum((get(r, "connections") or 0) for r in reports)
 rss = sum((get(r, "server_rss_kib") or 0) for r in reports)
 print(json.dumps({"connections": conns, "actions_per_s": round(actions, 1), "p50_ms": round(p50, 2),
                   "p99_ms": round(p99, 2), "p999_ms": round(p999, 2), "errors": errors,
                   "disconnects": disconnects, "setup_failures": failures,
                   "server_cpu_pct_sum": round(cpu, 1), "server_rss_mib_sum": round(rss / 1024, 1),
+                  "load_cpu_pct_sum": round(load_cpu, 1),
+                  "cpu_pct_of": {k: round(v, 1) for k, v in others.items()},
+                  "cpu_us_per_action": {"nodes": per_action(cpu), "load_generators": per_action(load_cpu),
+                                        **{k: per_action(v) for k, v in others.items()}},
                   "processes": len(reports)}))
 EOF
 }
@@ -167,13 +193,34 @@ if want hop; then
 fi
 
 if want capacity; then
-  each=$(( (tables + 2) / 3 ))
-  say "capacity: $tables tables ($each per load generator and node), think 1 s, held ${hold} s"
-  loads "$out/capacity" "$each" 1000 "$hold" --ramp 150
-  combine "$out/capacity" >"$out/capacity.sum.json"; cat "$out/capacity.sum.json" >&2
-  for n in 1 2 3; do
-    echo "n$n: $(sql "SELECT count(*) FROM tables WHERE owner_node = 'n$n' AND finished_at IS NULL AND closed_at IS NULL") tables" >&2
+  : >"$out/capacity-steps.jsonl"
+  largest=0
+  for t in $steps; do
+    each=$(( (t + 2) / 3 ))
+    fresh
+    say "capacity: $t tables ($each per load generator and node), think 1 s, ${warmup} s warm-up, held ${hold} s"
+    loads "$out/capacity-$t" "$each" 1000 "$hold" --ramp 150 --cpu-of postgres --cpu-of nats-server
+    combine "$out/capacity-$t" >"$out/capacity-$t.sum.json"
+    python3 - "$out/capacity-$t.sum.json" "$t" >>"$out/capacity-steps.jsonl" <<'EOF'
+import json, sys
+s = json.load(open(sys.argv[1]))
+s["tables"] = int(sys.argv[2])
+s["held"] = ("failed" not in s and s["p99_ms"] <= 50 and s["errors"] == 0 and s["disconnects"] == 0
+             and s["setup_failures"] == 0 and s["actions_per_s"] >= 0.9 * s["tables"])
+print(json.dumps(s))
+EOF
+    tail -1 "$out/capacity-steps.jsonl" >&2
+    for n in 1 2 3; do
+      echo "n$n: $(sql "SELECT count(*) FROM tables WHERE owner_node = 'n$n' AND finished_at IS NULL AND closed_at IS NULL") tables" >&2
+    done
+    if tail -1 "$out/capacity-steps.jsonl" | grep -q '"held": true'; then largest=$t; else break; fi
   done
+  python3 - "$out/capacity-steps.jsonl" "$largest" >"$out/capacity.sum.json" <<'EOF'
+import json, sys
+print(json.dumps({"largest_held": int(sys.argv[2]), "steps": [json.loads(l) for l in open(sys.argv[1])]}))
+EOF
+  say "capacity: the largest step held is $largest tables"
+  fresh
 fi
 
 if want failover; then

@@ -153,10 +153,11 @@ async fn insert_shaped(db: &Db, stage: usize, id: Uuid, p: &Played) {
                 .await;
             }
         }
-        2..=4 => {
+        2..=5 => {
             // Migration 3 adds the cluster's lease columns (empty for a
             // single server); from migration 4 on, a fair match's seeds
-            // (JSON).
+            // (JSON). Migration 5 changes an index and a storage parameter
+            // only: rows keep migration 4's shape.
             let (fair_column, fair_value) = if stage >= 4 {
                 (", fair", format!(", {}", lit(&fair_json(id))))
             } else {

@@ -1006,3 +1006,55 @@ async fn a_hanging_read_fails_after_the_read_timeout() {
     drop(journal);
     db.cleanup().await;
 }
+
+/// Under load the writer commits at most once per `commit_interval`, each
+/// commit taking every write queued meanwhile; a write after a quiet spell
+/// is not held back.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn commits_are_paced_by_the_commit_interval() {
+    for db in TestDb::all().await {
+        let interval = Duration::from_millis(1500);
+        let journal = Arc::new(
+            db.open_with(StoreOptions { commit_interval: interval, ..StoreOptions::default() }).await,
+        );
+        let kind = journal.kind();
+        // Quiet: the first write commits at once.
+        let started = Instant::now();
+        journal.create_table(&table_record(Uuid::new_v4(), 1)).await.unwrap();
+        assert!(
+            started.elapsed() < interval / 2,
+            "{kind}: a write after a quiet spell waited {:?}",
+            started.elapsed()
+        );
+        // A burst right behind it waits for the rest of the interval, and
+        // then every write of it commits.
+        let burst: Vec<_> = (0..40u64)
+            .map(|t| {
+                let journal = Arc::clone(&journal);
+                tokio::spawn(async move {
+                    let id = Uuid::new_v4();
+                    journal.create_table(&table_record(id, t)).await.map(|()| id)
+                })
+            })
+            .collect();
+        let mut ids = Vec::new();
+        for task in burst {
+            ids.push(task.await.unwrap().unwrap());
+        }
+        assert!(started.elapsed() >= interval, "{kind}: the burst committed after {:?}", started.elapsed());
+        for id in ids {
+            assert!(journal.get(id).await.unwrap().is_some(), "{kind}: {id} was not stored");
+        }
+        // Quiet again: at once.
+        tokio::time::sleep(interval * 2).await;
+        let again = Instant::now();
+        journal.create_table(&table_record(Uuid::new_v4(), 99)).await.unwrap();
+        assert!(
+            again.elapsed() < interval / 2,
+            "{kind}: a write after a quiet spell waited {:?}",
+            again.elapsed()
+        );
+        drop(journal);
+        db.cleanup().await;
+    }
+}

@@ -98,6 +98,11 @@ struct Common {
     /// The server's process id, to report its resident memory and CPU.
     #[arg(long)]
     server_pid: Option<u32>,
+    /// Also report the CPU use over the window of every process of this
+    /// name (as `ps -o comm` shows it; repeatable): e.g. `postgres` and
+    /// `nats-server` beside a cluster.
+    #[arg(long)]
+    cpu_of: Vec<String>,
     /// Connect from this many loopback addresses (127.0.0.2, …); 0 = the
     /// system's choice. Default: one per 8,000 connections, when there are
     /// more than 8,000.
@@ -323,6 +328,7 @@ fn config(c: &Common, l: &LoadArgs, max_tables: usize) -> anyhow::Result<LoadCon
     };
     cfg.restart = !l.no_restart;
     cfg.server_pid = c.server_pid;
+    cfg.cpu_of.clone_from(&c.cpu_of);
     cfg.read_buffer = l.read_buffer;
     if let Some(path) = &l.acks_out {
         load::AckLog::open(path).with_context(|| format!("--acks-out {}", path.display()))?;

@@ -90,6 +90,9 @@ pub struct LoadConfig {
     pub restart: bool,
     /// The server's process id, to read its resident memory and CPU time.
     pub server_pid: Option<u32>,
+    /// Process names whose CPU use over the window is reported (each
+    /// figure is the sum over the processes of that name).
+    pub cpu_of: Vec<String>,
     /// WebSocket read buffer of each connection, in bytes.
     pub read_buffer: usize,
     /// The certificates trusted for an `https://` server.
@@ -127,6 +130,7 @@ impl LoadConfig {
             tempo: Tempo::Normal,
             restart: true,
             server_pid: None,
+            cpu_of: Vec::new(),
             read_buffer: 4096,
             tls: Tls::default(),
             seat_endpoints: Vec::new(),
@@ -997,6 +1001,10 @@ pub struct Report {
     pub client_cpu_pct: Option<f64>,
     /// The load generator's resident memory, in KiB.
     pub client_rss_kib: Option<u64>,
+    /// The CPU use in the window of each group of `cpu_of`, in percent of
+    /// one core.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub cpu_pct_of: std::collections::BTreeMap<String, f64>,
 }
 
 impl Report {
@@ -1056,6 +1064,9 @@ impl Report {
         if let Some(c) = self.client_cpu_pct {
             row("load generator CPU", format!("{c:.0}% of a core"));
         }
+        for (name, c) in &self.cpu_pct_of {
+            row(&format!("{name} CPU"), format!("{c:.0}% of a core"));
+        }
         for (reason, n) in &self.failure_reasons {
             row("  failures", format!("{n} × {reason}"));
         }
@@ -1086,11 +1097,23 @@ async fn sample_rss(pid: Option<u32>, until: Instant) -> Option<u64> {
 async fn measure(cfg: &LoadConfig, runner: &Runner, hold: Duration) -> Report {
     let before = runner.stats().take();
     let cpu = CpuMark::now(cfg.server_pid);
+    let others = group_cpu_times(&cfg.cpu_of);
     let started = Instant::now();
     let peak = sample_rss(cfg.server_pid, started + hold).await;
     let window = runner.stats().take();
     let seconds = started.elapsed().as_secs_f64();
     let (server_cpu, client_cpu) = cpu.since(cfg.server_pid);
+    let cpu_pct_of = cfg
+        .cpu_of
+        .iter()
+        .zip(others)
+        .map(|(name, before)| {
+            // The processes that ran through the whole window.
+            let used: Duration =
+                before.into_iter().filter_map(|(pid, b)| Some(cpu_time(Some(pid))?.saturating_sub(b))).sum();
+            (name.clone(), used.as_secs_f64() / seconds * 100.0)
+        })
+        .collect();
     let tables = runner.tables();
     let per_s = |n: u64| n as f64 / seconds.max(1e-9);
     let mut all = before;
@@ -1129,7 +1152,25 @@ async fn measure(cfg: &LoadConfig, runner: &Runner, hold: Duration) -> Report {
         server_cpu_pct: server_cpu,
         client_cpu_pct: client_cpu,
         client_rss_kib: own_rss_kib(),
+        cpu_pct_of,
     }
+}
+
+/// For each name, the processes of that name and the CPU time each has
+/// used so far.
+fn group_cpu_times(names: &[String]) -> Vec<Vec<(u32, Duration)>> {
+    let mut by_name = vec![Vec::new(); names.len()];
+    let Ok(dir) = std::fs::read_dir("/proc") else { return by_name };
+    for entry in dir.flatten() {
+        let Some(pid) = entry.file_name().to_str().and_then(|s| s.parse::<u32>().ok()) else { continue };
+        let Ok(comm) = std::fs::read_to_string(entry.path().join("comm")) else { continue };
+        if let Some(i) = names.iter().position(|n| n == comm.trim_end())
+            && let Some(t) = cpu_time(Some(pid))
+        {
+            by_name[i].push((pid, t));
+        }
+    }
+    by_name
 }
 
 /// Runs `cfg.tables` tables: ramps up, warms up, measures for

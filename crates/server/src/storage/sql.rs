@@ -720,7 +720,7 @@ fn json<T: serde::Serialize>(v: &T) -> String {
 
 /// The same SQL for both databases (`$n` placeholders work in both).
 macro_rules! backend {
-    ($module:ident, $pool:ty, $db:ty, $own:path, $fences:path) => {
+    ($module:ident, $pool:ty, $own:path, $fences:path, $insert_actions:path) => {
         mod $module {
             use super::*;
 
@@ -839,21 +839,8 @@ macro_rules! backend {
                     }
                 }
                 if !actions.is_empty() {
-                    let mut q = sqlx::QueryBuilder::<$db>::new(
-                        "INSERT INTO actions (table_id, idx, seat, kind, value, source, at) ",
-                    );
-                    q.push_values(&actions, |mut row, (_, table, a)| {
-                        let (kind, value, source) = action_columns(a);
-                        row.push_bind(table.to_string())
-                            .push_bind(a.index as i64)
-                            .push_bind(i64::from(a.seat.index()))
-                            .push_bind(kind)
-                            .push_bind(value)
-                            .push_bind(source)
-                            .push_bind(a.at_ms as i64);
-                    });
-                    q.push(" ON CONFLICT (table_id, idx) DO NOTHING");
-                    let inserted = q.build().execute(&mut *tx).await?.rows_affected();
+                    let rows: Vec<(&Uuid, &ActionRecord)> = actions.iter().map(|(_, t, a)| (*t, *a)).collect();
+                    let inserted = $insert_actions(&mut *tx, &rows).await?;
                     if inserted < actions.len() as u64 {
                         // Some were stored already: a retry (the same seat
                         // and action: success) or a fork (a conflict).
@@ -1010,6 +997,71 @@ async fn sqlite_fences(
     Ok(vec![true; writes.len()])
 }
 
+/// Inserts actions in one multi-row statement (a repeat of a stored one is
+/// skipped); returns how many were new.
+async fn sqlite_insert_actions(
+    tx: &mut sqlx::SqliteConnection,
+    rows: &[(&Uuid, &ActionRecord)],
+) -> Result<u64, sqlx::Error> {
+    let mut q = sqlx::QueryBuilder::<sqlx::Sqlite>::new(
+        "INSERT INTO actions (table_id, idx, seat, kind, value, source, at) ",
+    );
+    q.push_values(rows, |mut row, (table, a)| {
+        let (kind, value, source) = action_columns(a);
+        row.push_bind(table.to_string())
+            .push_bind(a.index as i64)
+            .push_bind(i64::from(a.seat.index()))
+            .push_bind(kind)
+            .push_bind(value)
+            .push_bind(source)
+            .push_bind(a.at_ms as i64);
+    });
+    q.push(" ON CONFLICT (table_id, idx) DO NOTHING");
+    Ok(q.build().execute(tx).await?.rows_affected())
+}
+
+/// As [`sqlite_insert_actions`], with one array per column: the statement's
+/// text is the same for any number of rows, so it is prepared once per
+/// connection (a `VALUES` list per batch size filled the statement cache
+/// with a plan for each size and pushed the others out).
+async fn pg_insert_actions(
+    tx: &mut sqlx::PgConnection,
+    rows: &[(&Uuid, &ActionRecord)],
+) -> Result<u64, sqlx::Error> {
+    let mut tables = Vec::with_capacity(rows.len());
+    let mut idx = Vec::with_capacity(rows.len());
+    let mut seats = Vec::with_capacity(rows.len());
+    let mut kinds = Vec::with_capacity(rows.len());
+    let mut values = Vec::with_capacity(rows.len());
+    let mut sources = Vec::with_capacity(rows.len());
+    let mut at = Vec::with_capacity(rows.len());
+    for (table, a) in rows {
+        let (kind, value, source) = action_columns(a);
+        tables.push(table.to_string());
+        idx.push(a.index as i64);
+        seats.push(i64::from(a.seat.index()));
+        kinds.push(kind);
+        values.push(value);
+        sources.push(source);
+        at.push(a.at_ms as i64);
+    }
+    Ok(sqlx::query(
+        "INSERT INTO actions (table_id, idx, seat, kind, value, source, at) \
+         SELECT * FROM unnest($1::TEXT[], $2::BIGINT[], $3::BIGINT[], $4::TEXT[], $5::TEXT[], $6::TEXT[], $7::BIGINT[]) \
+         ON CONFLICT (table_id, idx) DO NOTHING",
+    )
+    .bind(&tables)
+    .bind(&idx)
+    .bind(&seats)
+    .bind(&kinds)
+    .bind(&values)
+    .bind(&sources)
+    .bind(&at)
+    .execute(tx)
+    .await?
+    .rows_affected())
+}
+
 /// A new table belongs to the node that created it, with a fresh lease.
 async fn pg_own(tx: &mut sqlx::PgConnection, id: &str, fence: &Fence) -> Result<(), sqlx::Error> {
     sqlx::query(
@@ -1060,8 +1112,8 @@ async fn pg_fences(tx: &mut sqlx::PgConnection, writes: &[Write<'_>]) -> Result<
         .collect())
 }
 
-backend!(sqlite, SqlitePool, sqlx::Sqlite, sqlite_own, sqlite_fences);
-backend!(postgres, PgPool, sqlx::Postgres, pg_own, pg_fences);
+backend!(sqlite, SqlitePool, sqlite_own, sqlite_fences, sqlite_insert_actions);
+backend!(postgres, PgPool, pg_own, pg_fences, pg_insert_actions);
 
 /// Test helper: raw access to the pool, to plant corrupt rows.
 #[doc(hidden)]
