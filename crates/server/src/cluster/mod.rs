@@ -319,6 +319,7 @@ pub async fn create_table(
         match cluster.request(&node, &Request::Create { name: name.clone(), options }).await {
             Ok(Reply::Created { table, owner_token }) => {
                 crate::metrics::table_placed_elsewhere();
+                cluster.placed_on(&node);
                 return Ok((table, owner_token));
             }
             Ok(Reply::Error { code: ErrorCode::Capacity, message }) => {
@@ -331,6 +332,19 @@ pub async fn create_table(
 }
 
 impl Cluster {
+    /// Counts a table just placed on another node in this round's counts:
+    /// the next goes to whichever node is then least loaded, and this node
+    /// keeps new tables again once the others have grown enough (the tables
+    /// it creates itself are not counted until the next round, like every
+    /// other node's).
+    fn placed_on(&self, node: &str) {
+        if let Ok(mut nodes) = self.nodes.lock()
+            && let Some(n) = nodes.iter_mut().find(|n| n.id == node)
+        {
+            n.tables += 1;
+        }
+    }
+
     /// The node new tables should go to instead of this one, if any.
     fn placement(&self) -> Option<String> {
         let nodes = self.nodes.lock().ok()?;
@@ -351,10 +365,10 @@ impl Cluster {
 
 /// The node a new table should go to when it is not `me`: `me` holds more
 /// than its share (the cluster's tables over its live, non-draining nodes,
-/// plus a tenth and one) or is draining, and another such node holds
+/// plus a quarter and one) or is draining, and another such node holds
 /// fewer. The counts are as of the last round, up to a quarter lease ago:
-/// the tenth keeps nodes that grow evenly from sending tables back and
-/// forth.
+/// the quarter keeps nodes that grow about evenly (behind a round-robin
+/// balancer) from sending tables back and forth.
 fn placement(me: &str, nodes: &[NodeRow], draining: bool) -> Option<String> {
     let open: Vec<&NodeRow> = nodes.iter().filter(|n| !n.draining).collect();
     let least = open.iter().filter(|n| *n.id != *me).min_by_key(|n| n.tables).map(|n| n.id.clone());
@@ -367,7 +381,7 @@ fn placement(me: &str, nodes: &[NodeRow], draining: bool) -> Option<String> {
     let total: u64 = open.iter().map(|n| n.tables).sum::<u64>() + 1;
     let share = total.div_ceil(open.len() as u64);
     let mine = open.iter().find(|n| *n.id == *me).map_or(0, |n| n.tables);
-    if mine <= share + share / 10 + 1 {
+    if mine <= share + share / 4 + 1 {
         return None;
     }
     least.filter(|id| open.iter().any(|n| n.id == *id && n.tables < mine))
@@ -401,7 +415,7 @@ mod tests {
         assert_eq!(placement("a", &nodes, false).as_deref(), Some("c"));
         assert_eq!(placement("c", &nodes, false), None);
         // A draining node is neither counted nor chosen.
-        let nodes = [row("a", 3000, false), row("b", 0, true), row("c", 2000, false)];
+        let nodes = [row("a", 4000, false), row("b", 0, true), row("c", 2000, false)];
         assert_eq!(placement("a", &nodes, false).as_deref(), Some("c"));
     }
 
