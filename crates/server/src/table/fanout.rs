@@ -252,6 +252,9 @@ impl Table {
         let ack = ack.and_then(|(conn, req)| {
             serde_json::to_string(&ServerMessage::Ack { req }).ok().map(|t| (conn, Utf8Bytes::from(t)))
         });
+        // The REST status and lobby line first: a client that reads the
+        // status after its frame must not find the table as it was before.
+        self.publish_at(seats, clock);
         for i in 0..self.conns.len() {
             let (id, role) = (self.conns[i].id, self.conns[i].role);
             if let Some((conn, text)) = &ack
@@ -271,7 +274,6 @@ impl Table {
             }
         }
         self.sent = Some(sent);
-        self.publish_at(seats, clock);
     }
 
     /// What a frame made now shows, to compare with the next.
