@@ -1018,14 +1018,15 @@ async fn commits_are_paced_by_the_commit_interval() {
             db.open_with(StoreOptions { commit_interval: interval, ..StoreOptions::default() }).await,
         );
         let kind = journal.kind();
-        // Quiet: the first write commits at once.
-        let started = Instant::now();
-        journal.create_table(&table_record(Uuid::new_v4(), 1)).await.unwrap();
-        assert!(
-            started.elapsed() < interval / 2,
-            "{kind}: a write after a quiet spell waited {:?}",
-            started.elapsed()
-        );
+        // A write after a quiet spell commits at once; returns when it began.
+        let quiet_write = async |created| {
+            let began = Instant::now();
+            journal.create_table(&table_record(Uuid::new_v4(), created)).await.unwrap();
+            let waited = began.elapsed();
+            assert!(waited < interval / 2, "{kind}: a write after a quiet spell waited {waited:?}");
+            began
+        };
+        let started = quiet_write(1).await;
         // A burst right behind it waits for the rest of the interval, and
         // then every write of it commits.
         let burst: Vec<_> = (0..40u64)
@@ -1047,13 +1048,7 @@ async fn commits_are_paced_by_the_commit_interval() {
         }
         // Quiet again: at once.
         tokio::time::sleep(interval * 2).await;
-        let again = Instant::now();
-        journal.create_table(&table_record(Uuid::new_v4(), 99)).await.unwrap();
-        assert!(
-            again.elapsed() < interval / 2,
-            "{kind}: a write after a quiet spell waited {:?}",
-            again.elapsed()
-        );
+        quiet_write(99).await;
         drop(journal);
         db.cleanup().await;
     }

@@ -99,17 +99,15 @@ async fn round(state: &AppState, cluster: &Arc<Cluster>, last_renewed: &mut Inst
         }
     }
     match cluster.leases.nodes(cluster.lease_ms).await {
-        Ok(mut nodes) => {
-            // Placement compares the nodes' counts of one instant.
-            match cluster.leases.owned_counts().await {
-                Ok(counts) => {
-                    for n in &mut nodes {
-                        n.tables = counts.iter().find(|(id, _)| *id == n.id).map_or(0, |(_, c)| *c);
-                    }
-                }
-                Err(e) => warn!(error = %e, "could not count the nodes' tables"),
-            }
-            cluster.saw_nodes(nodes);
+        Ok(nodes) => {
+            // Placement and claims compare counts of one instant.
+            let counts = cluster
+                .leases
+                .table_counts()
+                .await
+                .inspect_err(|e| warn!(error = %e, "could not count the cluster's tables"))
+                .ok();
+            cluster.saw(nodes, counts);
         }
         Err(e) => warn!(error = %e, "could not read the nodes"),
     }
@@ -174,14 +172,9 @@ async fn claim(state: &AppState, cluster: &Arc<Cluster>, first: bool) {
     let limit = if first {
         CLAIM_BATCH
     } else {
-        let total = match cluster.leases.active_tables().await {
-            Ok(n) => n as usize,
-            Err(e) => {
-                warn!(error = %e, "could not count the cluster's tables");
-                return;
-            }
-        };
-        let share = total.div_ceil(cluster.live_nodes.load(Ordering::Relaxed).max(1));
+        // Counted in this round, before the claims began.
+        let Some(total) = cluster.tables() else { return };
+        let share = (total as usize).div_ceil(cluster.live_nodes());
         (share + 1).saturating_sub(cluster.owned.len()).min(CLAIM_BATCH)
     };
     let claimed = match cluster.leases.claim(&cluster.node, limit, cluster.lease_ms, first).await {

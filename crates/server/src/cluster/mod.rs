@@ -44,6 +44,16 @@ const REQUEST_TIMEOUT: Duration = Duration::from_secs(3);
 /// How long the lobby waits for the other nodes' answers.
 const LOBBY_WAIT: Duration = Duration::from_millis(400);
 
+/// What one round of the lease loop read of the cluster.
+#[derive(Debug, Default)]
+struct Census {
+    /// The live nodes, each with the tables it owned at one instant.
+    nodes: Vec<NodeRow>,
+    /// Unfinished tables in the cluster, owned or not (`None`: not counted
+    /// this round).
+    tables: Option<u64>,
+}
+
 /// A table this node owns.
 #[derive(Debug, Clone)]
 struct Owned {
@@ -74,11 +84,10 @@ pub struct Cluster {
     links: DashMap<u64, relay::Link>,
     /// Connections of other nodes attached to tables here.
     remote: DashMap<(String, u64), owner::RemoteConn>,
-    /// Live nodes, as of the last heartbeat (at least 1).
-    live_nodes: AtomicUsize,
-    /// The live nodes' heartbeat rows as of the last round of the lease
-    /// loop: where new tables go ([`placement`]).
-    nodes: std::sync::Mutex<Vec<NodeRow>>,
+    /// The live nodes and the cluster's tables as of the last round of the
+    /// lease loop: how many nodes share the tables, and where new tables go
+    /// ([`placement`]).
+    census: std::sync::Mutex<Census>,
     /// SIGTERM: this node is handing its tables over.
     draining: AtomicBool,
     /// Wakes the claim loop (another node handed tables over).
@@ -151,8 +160,7 @@ impl Cluster {
             relays: DashMap::new(),
             links: DashMap::new(),
             remote: DashMap::new(),
-            live_nodes: AtomicUsize::new(1),
-            nodes: std::sync::Mutex::new(Vec::new()),
+            census: std::sync::Mutex::new(Census::default()),
             draining: AtomicBool::new(false),
             claim_now: tokio::sync::Notify::new(),
             forwarders: AtomicUsize::new(0),
@@ -276,7 +284,7 @@ pub async fn status(state: &AppState, table: Uuid) -> Result<TableStatus, AppErr
 pub async fn lobby(state: &AppState) -> Vec<TableSummary> {
     let mut tables = state.registry.summaries();
     let Some(cluster) = state.cluster.as_ref() else { return tables };
-    let others = cluster.live_nodes.load(Ordering::Relaxed).saturating_sub(1);
+    let others = cluster.live_nodes().saturating_sub(1);
     if others == 0 {
         return tables;
     }
@@ -338,8 +346,8 @@ impl Cluster {
     /// it creates itself are not counted until the next round, like every
     /// other node's).
     fn placed_on(&self, node: &str) {
-        if let Ok(mut nodes) = self.nodes.lock()
-            && let Some(n) = nodes.iter_mut().find(|n| n.id == node)
+        if let Ok(mut census) = self.census.lock()
+            && let Some(n) = census.nodes.iter_mut().find(|n| n.id == node)
         {
             n.tables += 1;
         }
@@ -347,18 +355,34 @@ impl Cluster {
 
     /// The node new tables should go to instead of this one, if any.
     fn placement(&self) -> Option<String> {
-        let nodes = self.nodes.lock().ok()?;
-        placement(&self.node, &nodes, self.draining.load(Ordering::Relaxed))
+        let census = self.census.lock().ok()?;
+        placement(&self.node, &census.nodes, self.draining.load(Ordering::Relaxed))
     }
 
-    /// Keeps the live nodes of this round, with the tables each owned at one
-    /// instant (comparing this node's live count with the others' heartbeat
-    /// counts, up to a quarter lease old, sent tables away from a node that
-    /// was only ahead of their last beats).
-    fn saw_nodes(&self, nodes: Vec<NodeRow>) {
-        self.live_nodes.store(nodes.len().max(1), Ordering::Relaxed);
-        if let Ok(mut n) = self.nodes.lock() {
-            *n = nodes;
+    /// Live nodes as of the last round (at least 1).
+    fn live_nodes(&self) -> usize {
+        self.census.lock().map_or(1, |c| c.nodes.len().max(1))
+    }
+
+    /// The cluster's unfinished tables as of the last round, if counted.
+    fn tables(&self) -> Option<u64> {
+        self.census.lock().ok()?.tables
+    }
+
+    /// Keeps what this round read: the live nodes and, when they could be
+    /// counted, the tables each owns at one instant and the cluster's total
+    /// (comparing this node's live count with the others' heartbeat counts,
+    /// up to a quarter lease old, sent tables away from a node that was only
+    /// ahead of their last beats).
+    fn saw(&self, mut nodes: Vec<NodeRow>, counts: Option<(Vec<(String, u64)>, u64)>) {
+        let tables = counts.map(|(owned, total)| {
+            for n in &mut nodes {
+                n.tables = owned.iter().find(|(id, _)| *id == n.id).map_or(0, |(_, c)| *c);
+            }
+            total
+        });
+        if let Ok(mut census) = self.census.lock() {
+            *census = Census { nodes, tables };
         }
     }
 }

@@ -323,30 +323,22 @@ impl Leases {
             .collect()
     }
 
-    /// How many unfinished tables each node owns, read at one instant (the
-    /// heartbeat rows' counts are each as old as their node's last beat).
-    pub async fn owned_counts(&self) -> Result<Vec<(String, u64)>, StorageError> {
-        let rows: Vec<(String, i64)> = self
+    /// The unfinished, unclosed tables of the whole cluster, counted at one
+    /// instant: how many each node owns (the heartbeat rows' counts are each
+    /// as old as their node's last beat), and how many in all, unowned ones
+    /// included.
+    pub async fn table_counts(&self) -> Result<(Vec<(String, u64)>, u64), StorageError> {
+        let rows: Vec<(Option<String>, i64)> = self
             .timed(
                 sqlx::query_as(
                     "SELECT owner_node, count(*) FROM tables \
-                     WHERE finished_at IS NULL AND closed_at IS NULL AND owner_node IS NOT NULL \
-                     GROUP BY owner_node",
+                     WHERE finished_at IS NULL AND closed_at IS NULL GROUP BY owner_node",
                 )
                 .fetch_all(&self.pool),
             )
             .await?;
-        Ok(rows.into_iter().map(|(node, n)| (node, to_u64(n))).collect())
-    }
-
-    /// Unfinished, unclosed tables in the whole cluster.
-    pub async fn active_tables(&self) -> Result<u64, StorageError> {
-        let (n,): (i64,) = self
-            .timed(
-                sqlx::query_as("SELECT count(*) FROM tables WHERE finished_at IS NULL AND closed_at IS NULL")
-                    .fetch_one(&self.pool),
-            )
-            .await?;
-        Ok(to_u64(n))
+        let total = rows.iter().map(|(_, n)| to_u64(*n)).sum();
+        let owned = rows.into_iter().filter_map(|(node, n)| Some((node?, to_u64(n)))).collect();
+        Ok((owned, total))
     }
 }

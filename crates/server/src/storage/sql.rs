@@ -204,13 +204,9 @@ impl SqlStore {
             StorageError::Database(scrub(&format!("connecting to {location}: {e}{}", tls_hint(&e)), url))
         };
         let (pool, write_pool) = if url.starts_with("postgres://") || url.starts_with("postgresql://") {
-            let connect = |max| {
-                PgPoolOptions::new()
-                    .max_connections(max)
-                    .acquire_timeout(options.acquire_timeout)
-                    .connect(url)
-            };
-            let pool = connect(8).await.map_err(connect_failed)?;
+            let pool_options =
+                |max| PgPoolOptions::new().max_connections(max).acquire_timeout(options.acquire_timeout);
+            let pool = pool_options(8).connect(url).await.map_err(connect_failed)?;
             sqlx::migrate!("../../migrations/postgres")
                 .run(&pool)
                 .await
@@ -219,9 +215,7 @@ impl SqlStore {
             // prepared statements keep the plan chosen on first use, and a
             // plan chosen while `tables` was small scanned the whole table
             // for every move once it had grown: no sequential scans here.
-            let write_pool = PgPoolOptions::new()
-                .max_connections(2)
-                .acquire_timeout(options.acquire_timeout)
+            let write_pool = pool_options(2)
                 .after_connect(|conn, _| {
                     Box::pin(async move {
                         sqlx::raw_sql("SET enable_seqscan = off").execute(conn).await.map(drop)
@@ -1091,9 +1085,8 @@ async fn pg_fences(tx: &mut sqlx::PgConnection, writes: &[Write<'_>]) -> Result<
     ids.sort_unstable();
     ids.dedup();
     let rows: Vec<(String, Option<String>, i64, bool)> = sqlx::query_as(
-        // A join with the ids, not `id = ANY($1)`: the prepared statement's
-        // generic plan for `ANY` scanned the whole heap at times, and every
-        // move pays for this check.
+        // One index lookup per id (the writer plans no sequential scan):
+        // every batch of moves pays for this check.
         "SELECT t.id, t.owner_node, t.epoch, coalesce(t.lease_until > spades_now_ms(), false) \
          FROM unnest($1::TEXT[]) AS w(id) JOIN tables t ON t.id = w.id ORDER BY t.id FOR SHARE OF t",
     )
