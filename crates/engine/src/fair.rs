@@ -21,6 +21,9 @@
 //!   left of the dealer, as in every deal.
 //! - **Bots' randomness** (no effect on the cards): the first 8 bytes, big
 //!   endian, of `HMAC-SHA256(match key, "bots")`.
+//! - **A player's commitment to its seed** (sent before any seed is shown):
+//!   `SHA-256("spades-seed/v1" ‖ table id (16 bytes) ‖ seat index (1 byte)
+//!   ‖ seed)`, so a commitment holds for one seat of one table only.
 //!
 //! Nothing here draws randomness: the seeds are inputs, so the engine stays
 //! pure and every fair match replays exactly.
@@ -160,6 +163,22 @@ impl fmt::Debug for ServerSeed {
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
 pub struct ClientSeed([u8; 32]);
 hex32!(ClientSeed);
+
+/// The domain string of a player's commitment to its seed.
+const SEED_DOMAIN: &[u8] = b"spades-seed/v1";
+
+impl ClientSeed {
+    /// The commitment a player sends for this seed at `seat` of `table`
+    /// before any seed is revealed.
+    pub fn commitment(&self, table: [u8; 16], seat: Seat) -> Commitment {
+        let mut h = Sha256::new();
+        h.update(SEED_DOMAIN);
+        h.update(table);
+        h.update([seat.index()]);
+        h.update(self.0);
+        Commitment(h.finalize().into())
+    }
+}
 
 impl fmt::Debug for ClientSeed {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -441,10 +460,24 @@ mod tests {
         assert_eq!(f.first_dealer(), PINNED_DEALER);
         assert_eq!(f.deal(1, f.first_dealer()).map(|_, h| h.to_string()).0, PINNED_DEAL);
         assert_eq!(f.bot_seed(), 0xa7e9_60af_5224_8302);
+        let second = f.first_dealer().next();
+        assert_eq!(f.deal(2, second).map(|_, h| h.to_string()).0, PINNED_DEAL_2);
+        // The players' commitments to their seeds, at their own seats.
+        let north = ClientSeed::from_bytes([1; 32]).commitment(TABLE, Seat::North);
+        assert_eq!(north.to_hex(), "6cd9776c5a124fd9e297c916a358cae53abd63701718a7361e87f0c4e035ac29");
+        let south = ClientSeed::from_bytes([3; 32]).commitment(TABLE, Seat::South);
+        assert_eq!(south.to_hex(), "c0bd072000ef9582551e33852ce4de85f1b269635339082c1d1f4e8acde35d8b");
+        assert_ne!(ClientSeed::from_bytes([1; 32]).commitment(TABLE, Seat::East), north, "one seat's only");
     }
 
     const PINNED_COMMITMENT: &str = "4bb06f8e4e3a7715d201d573d0aa423762e55dabd61a2c02278fa56cc6d294e0";
     const PINNED_DEALER: Seat = Seat::South;
+    const PINNED_DEAL_2: [&str; 4] = [
+        "6C AC 2D 5D 9D KD 2H 3H 9H AH 3S 5S 9S",
+        "7C 9C TC KC 6D 8D QD QH KH 4S 7S TS JS",
+        "2C 3C 4C 5C 8C QC 7D AD 4H 5H 2S QS AS",
+        "JC 3D 4D TD JD 6H 7H 8H TH JH 6S 8S KS",
+    ];
     const PINNED_DEAL: [&str; 4] = [
         "6C JC 9D JD QD AD 2H 5H 6H AH 2S 8S JS",
         "5C 9C QC KC AC 4H 9H KH 4S 5S 7S 9S KS",

@@ -11,7 +11,6 @@ use crate::hand::{Action, Event, Events, Hand, HandPhase, Legal, Move, Trick};
 use crate::rules::Rules;
 use crate::scoring::{HandResult, MatchResult, match_end};
 use crate::seat::{ByTeam, Seat};
-use crate::view::SeatView;
 
 /// Where a match stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -316,15 +315,6 @@ impl Match {
             self.last_trick = None;
             let _ = events.try_push(Event::HandDealt { hand_number: self.hand_number, dealer });
         }
-    }
-
-    /// What `viewer` may see: its own hand and public information only.
-    /// `None` is a spectator, who sees no hand at all.
-    ///
-    /// This is the only way the state of a match should leave the engine for
-    /// a client.
-    pub fn view(&self, viewer: Option<Seat>) -> SeatView {
-        SeatView::of(self, viewer)
     }
 }
 

@@ -70,8 +70,19 @@ pub struct SeatView {
     pub result: Option<MatchResult>,
 }
 
+impl Match {
+    /// What `viewer` may see: its own hand and public information only.
+    /// `None` is a spectator, who sees no hand at all.
+    ///
+    /// This is the only way the state of a match should leave the engine for
+    /// a client.
+    pub fn view(&self, viewer: Option<Seat>) -> SeatView {
+        SeatView::of(self, viewer)
+    }
+}
+
 impl SeatView {
-    pub(crate) fn of(m: &Match, viewer: Option<Seat>) -> SeatView {
+    fn of(m: &Match, viewer: Option<Seat>) -> SeatView {
         let hand = m.hand();
         let turn = m.turn();
         let legal = if turn.is_some() && turn == viewer { m.legal_moves() } else { Legal::None };

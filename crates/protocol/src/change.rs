@@ -9,29 +9,37 @@ use utoipa::ToSchema;
 use crate::{Clock, ClockKind, Fairness, LastAction, Rematch, SeatInfo, TablePhase, TableView};
 
 /// What changed since the frame before (`seq - 1`). Every field but
-/// `server_time` is absent when it did not change; for the fields that can
-/// be cleared (`turn`, `clock`, `fair`, `rematch`) `null` clears them.
+/// `server_time` is absent when it did not change. Only the fields that can
+/// be cleared (`turn`, `clock`, `fair`, `rematch`) may be `null`, which
+/// clears them; the server never sends `null` for the others (a client
+/// reading one takes it as absent).
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, ToSchema)]
 pub struct Change {
     /// The server's time when the change was made (Unix time, ms).
     pub server_time: u64,
     /// A bid or a card was played.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
     pub action: Option<LastAction>,
     /// The card completed the trick, won by this seat.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
     pub trick_won: Option<Seat>,
     /// The hand ended: its scoring.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
     pub hand_scored: Option<HandResult>,
     /// The next hand was dealt.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
     pub deal: Option<Deal>,
     /// With `deal`, for a seat only: its new cards.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
     pub hand: Option<CardSet>,
     /// The table's phase.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
     pub phase: Option<TablePhase>,
     /// The seat on turn (`null`: nobody).
     #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "present")]
@@ -39,9 +47,11 @@ pub struct Change {
     pub turn: Option<Option<Seat>>,
     /// This connection's legal moves.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
     pub legal: Option<Legal>,
     /// How the match ended.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
     pub result: Option<MatchResult>,
     /// The seats that changed, each a whole entry.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]

@@ -12,7 +12,7 @@
 //!
 //! let frame: ClientFrame = serde_json::from_str(r#"{"type":"bid","bid":4,"req":7}"#).unwrap();
 //! assert_eq!(frame.req, Some(7));
-//! assert_eq!(frame.msg, ClientMessage::Bid { bid: 4 });
+//! assert_eq!(frame.msg, ClientMessage::Bid { bid: 4, seq: None });
 //! ```
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
@@ -73,7 +73,7 @@ impl Tempo {
 
 /// Everything the owner chooses when creating a table (SPEC §3). Fixed once
 /// the match starts.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, ToSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct TableOptions {
     /// The rules of the match (every field optional; defaults per SPEC §3).
@@ -85,6 +85,22 @@ pub struct TableOptions {
     /// Spectators may write in the table's chat (default: they only read it).
     #[serde(default)]
     pub spectator_chat: bool,
+    /// In the lobby, a person who joins may take a seat a bot holds (default
+    /// true): friends can still sit after the owner filled the seats with
+    /// bots.
+    #[serde(default = "default_true")]
+    pub bot_seats_open: bool,
+}
+
+impl Default for TableOptions {
+    fn default() -> TableOptions {
+        TableOptions {
+            rules: Rules::default(),
+            tempo: Tempo::default(),
+            spectator_chat: false,
+            bot_seats_open: true,
+        }
+    }
 }
 
 /// The longest chat message, in characters.
@@ -210,7 +226,10 @@ pub struct LastAction {
     pub source: ActionSource,
 }
 
-/// What one connection sees of a table: sent after every change.
+/// What one connection sees of a table, complete: the snapshot sent in a
+/// `view` frame when the connection attaches, after `sync`, and whenever
+/// the server prefers it to a change frame. Change frames
+/// ([`Change`]) carry what changed in between.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 pub struct TableView {
     /// The table's id.
@@ -239,6 +258,11 @@ pub struct TableView {
     /// server's `tables.autopilot_after`), so a client can say "1 of 3".
     #[serde(default = "default_autopilot_after")]
     pub autopilot_after: u8,
+    /// How long a seat is held after its connection drops, in milliseconds
+    /// (the server's `tables.grace_secs`), so a client whose connection is
+    /// down can say how long its seat is held.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub grace_ms: Option<u64>,
     /// The fair-deal commitment and seeds (`docs/fairness.md`); `None` for
     /// a match dealt before fair deals.
     #[serde(default)]
@@ -261,8 +285,21 @@ pub struct Fairness {
     /// new seeds).
     pub commitment: Commitment,
     /// Each seat's seed, North first (`None`: the seat gave none, e.g. a
-    /// bot). In the lobby these are the seeds received so far.
+    /// bot). In the lobby no seed is shown before the owner starts the
+    /// match; while the seats reveal them (`reveal_by`), those revealed so
+    /// far; once fixed, the seeds every deal comes from.
     pub client_seeds: [Option<ClientSeed>; 4],
+    /// Each seat's commitment to its seed, North first: `SHA-256("spades-seed/v1"
+    /// ‖ table id ‖ seat index ‖ seed)` (docs/fairness.md), sent before any
+    /// seed is shown. A seed counts only if it matches its seat's
+    /// commitment.
+    #[serde(default)]
+    pub client_commitments: [Option<Commitment>; 4],
+    /// While the seats reveal their seeds after the owner's start: when the
+    /// reveals close (Unix time, ms). The match is dealt then, or as soon
+    /// as every committed seat has revealed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reveal_by: Option<u64>,
     /// True once the match has started: the seeds above are the ones every
     /// deal comes from.
     pub fixed: bool,
@@ -336,6 +373,10 @@ pub enum ClientMessage {
         /// The seat wanted, if any.
         #[serde(default)]
         seat: Option<Seat>,
+        /// The invitation the table's owner made for this seat (its player
+        /// left during the match): take it over with this code.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        invite: Option<String>,
     },
     /// Come back to a seat with its token (after a reload or a dropped
     /// connection).
@@ -370,15 +411,50 @@ pub enum ClientMessage {
         /// The owner token from table creation.
         owner_token: String,
     },
+    /// Owner only, in the lobby: take the bot out of a seat (the seat
+    /// becomes empty).
+    RemoveBot {
+        /// The owner token from table creation.
+        owner_token: String,
+        /// The bot's seat.
+        seat: Seat,
+    },
+    /// Owner only, in the lobby: swap the occupants of two seats (either
+    /// may be empty). A moved player keeps their seat token.
+    MoveSeat {
+        /// The owner token from table creation.
+        owner_token: String,
+        /// One seat.
+        from: Seat,
+        /// The other.
+        to: Seat,
+    },
+    /// Owner only, during the match: invite a person to the seat of a
+    /// player who left (a bot plays it). The reply
+    /// [`ServerMessage::Invited`] carries the code the person joins with.
+    Invite {
+        /// The owner token from table creation.
+        owner_token: String,
+        /// The seat whose player left.
+        seat: Seat,
+    },
     /// Bid (0 is nil).
     Bid {
         /// The bid.
         bid: u8,
+        /// The `seq` of the latest frame the client had applied when the
+        /// player chose: refused with `stale` when a bid or card was
+        /// applied at the table in a later frame.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        seq: Option<u64>,
     },
     /// Play a card.
     Play {
         /// The card, e.g. `"QH"`.
         card: Card,
+        /// As for [`ClientMessage::Bid`].
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        seq: Option<u64>,
     },
     /// Take the seat back from autopilot (or from the bot after the grace ran
     /// out).
@@ -395,6 +471,14 @@ pub enum ClientMessage {
     Seed {
         /// The seed.
         seed: ClientSeed,
+    },
+    /// A seated player's commitment to its seed for the fair deals, in the
+    /// lobby, before the owner starts: `SHA-256("spades-seed/v1" ‖ table id
+    /// ‖ seat index ‖ seed)`. The seed itself is sent (`seed`) once the
+    /// start closes the commitments; the latest commitment counts.
+    CommitSeed {
+        /// The commitment, 64 hex digits.
+        commitment: Commitment,
     },
     /// Keep-alive from clients that cannot send WebSocket pings (browsers).
     Ping,
@@ -512,11 +596,19 @@ pub enum ErrorCode {
     PlayersNotReady,
     /// An attach without the protocol version this server speaks.
     UnsupportedProtocol,
+    /// A bid or card chosen from a view the table has moved on from: a
+    /// bid or card was applied after the frame the move names (`seq`).
+    Stale,
+    /// `remove_bot` for a seat no bot holds.
+    SeatNotBot,
+    /// A revealed seed that does not match its seat's commitment, or a
+    /// seed sent while the seats reveal by a seat that committed none.
+    SeedMismatch,
 }
 
 impl ErrorCode {
     /// Every code, in declaration order.
-    pub const ALL: [ErrorCode; 39] = [
+    pub const ALL: [ErrorCode; 42] = [
         ErrorCode::BadMessage,
         ErrorCode::FrameTooLarge,
         ErrorCode::RateLimited,
@@ -556,6 +648,9 @@ impl ErrorCode {
         ErrorCode::MatchNotOver,
         ErrorCode::PlayersNotReady,
         ErrorCode::UnsupportedProtocol,
+        ErrorCode::Stale,
+        ErrorCode::SeatNotBot,
+        ErrorCode::SeedMismatch,
     ];
 
     /// The code as it appears on the wire, e.g. `"must_follow_suit"`.
@@ -600,6 +695,9 @@ impl ErrorCode {
             ErrorCode::MatchNotOver => "match_not_over",
             ErrorCode::PlayersNotReady => "players_not_ready",
             ErrorCode::UnsupportedProtocol => "unsupported_protocol",
+            ErrorCode::Stale => "stale",
+            ErrorCode::SeatNotBot => "seat_not_bot",
+            ErrorCode::SeedMismatch => "seed_mismatch",
         }
     }
 
@@ -648,6 +746,16 @@ pub enum ServerMessage {
         /// The seat.
         seat: Seat,
     },
+    /// The owner's invitation to a seat whose player left: give the code
+    /// to the person who is to play it (`join` with `invite`).
+    Invited {
+        /// The request id of the `invite`.
+        req: Option<u32>,
+        /// The seat.
+        seat: Seat,
+        /// The secret code, good for one person until the match ends.
+        code: String,
+    },
     /// Watching as a spectator.
     Watching {
         /// The request id of the `watch`.
@@ -655,7 +763,8 @@ pub enum ServerMessage {
         /// The table.
         table: Uuid,
     },
-    /// A request was accepted. For a bid or a card, the new view follows.
+    /// A request was accepted. For a bid or a card, the change frame that
+    /// shows it follows (after a `sync`, the snapshot).
     Ack {
         /// The request id.
         req: Option<u32>,
@@ -697,6 +806,10 @@ pub enum ServerMessage {
     /// Somebody said something at the table. Show `text` as text, never
     /// as markup.
     Chat {
+        /// The message's number at the table: it grows with every message,
+        /// across restarts too, so a client keeps each message once.
+        #[serde(default)]
+        id: u64,
         /// The seat that wrote, `None` for a spectator.
         from: Option<Seat>,
         /// The writer's name ("Spectator" for a spectator).
@@ -717,6 +830,7 @@ impl ServerMessage {
             ServerMessage::Joined { req, .. }
             | ServerMessage::Resumed { req, .. }
             | ServerMessage::Watching { req, .. }
+            | ServerMessage::Invited { req, .. }
             | ServerMessage::Ack { req }
             | ServerMessage::Pong { req }
             | ServerMessage::Error { req, .. } => *req,
@@ -800,12 +914,29 @@ pub struct TableStatus {
     pub result: Option<MatchResult>,
     /// The match's seed, revealed once the match is over, so anyone can
     /// replay the deals and check them (of a fair match: the bots' seed,
-    /// which deals nothing; the deals come from `fair`).
+    /// which deals nothing; the deals come from `fair`). A 64-bit number
+    /// written as a decimal string (it does not fit a JSON number a
+    /// JavaScript client reads exactly); a number is read too.
+    #[serde(default, with = "decimal")]
+    #[schema(value_type = Option<String>, pattern = "^[0-9]{1,20}$")]
     pub seed: Option<u64>,
     /// The fair-deal commitment and seeds; `None` before a match dealt the
     /// old way.
     #[serde(default)]
     pub fair: Option<Fairness>,
+    /// Cluster mode: the node that runs the table and its lease's epoch
+    /// (absent on a single server).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub owner: Option<TableOwner>,
+}
+
+/// Which node of a cluster runs a table.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+pub struct TableOwner {
+    /// The node's id (`cluster.node_id`).
+    pub node: String,
+    /// The epoch of its lease: it grows each time the table changes hands.
+    pub epoch: u64,
 }
 
 /// A seat in a match record.
@@ -819,6 +950,24 @@ pub struct RecordSeat {
     pub kind: SeatKind,
     /// The player left the match on purpose.
     pub left: bool,
+    /// Who played the seat, in order, once it changed hands during the
+    /// match (its player left and a bot took it; a person the owner invited
+    /// took it from the bot): each with the first hand they played. Empty
+    /// when one player (or one bot) had the seat all along.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub players: Vec<SeatPlayer>,
+}
+
+/// Who played a seat from a hand on.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+pub struct SeatPlayer {
+    /// The display name ("Bot" for the table's bot).
+    pub name: String,
+    /// Person or bot.
+    pub kind: SeatKind,
+    /// The first hand they played (1-based: the hand in progress when they
+    /// took the seat).
+    pub from_hand: u16,
 }
 
 /// One card played, in a match record.
@@ -883,13 +1032,19 @@ pub struct MatchRecord {
     /// Accepted actions so far.
     pub actions: usize,
     /// The seed, once the match is over (replay the deals to check them; of
-    /// a fair match: the bots' seed, which deals nothing).
+    /// a fair match: the bots' seed, which deals nothing), as a decimal
+    /// string (see [`TableStatus::seed`]).
+    #[serde(default, with = "decimal")]
+    #[schema(value_type = Option<String>, pattern = "^[0-9]{1,20}$")]
     pub seed: Option<u64>,
     /// A fair match's commitment and seeds, with the server seed once the
     /// match is over: `spades-verify` and the web client's "Verify the
     /// deals" recompute every deal from them.
     #[serde(default)]
     pub fair: Option<Fairness>,
+    /// The match ended unfinished: nobody was at the table any more.
+    #[serde(default)]
+    pub abandoned: bool,
 }
 
 /// A match in the recent list (`GET /api/v1/matches`).
@@ -911,6 +1066,37 @@ pub struct MatchSummary {
     pub scores: [i32; 2],
     /// How it ended.
     pub result: Option<MatchResult>,
+    /// The match ended unfinished: nobody was at the table any more.
+    #[serde(default)]
+    pub abandoned: bool,
+}
+
+/// A 64-bit number as a decimal string; read from a string or a number.
+mod decimal {
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    #[allow(clippy::ref_option)]
+    pub(super) fn serialize<S: Serializer>(value: &Option<u64>, s: S) -> Result<S::Ok, S::Error> {
+        match value {
+            Some(n) => s.serialize_str(&n.to_string()),
+            None => s.serialize_none(),
+        }
+    }
+
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum Either {
+        Number(u64),
+        Text(String),
+    }
+
+    pub(super) fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Error> {
+        match Option::<Either>::deserialize(d)? {
+            None => Ok(None),
+            Some(Either::Number(n)) => Ok(Some(n)),
+            Some(Either::Text(t)) => t.parse().map(Some).map_err(serde::de::Error::custom),
+        }
+    }
 }
 
 /// The JSON body of every REST error.
@@ -923,7 +1109,7 @@ pub struct ApiError {
 }
 
 /// The JSON fields that hold secrets: never shown by `Debug`.
-const SECRET_FIELDS: [&str; 2] = ["token", "owner_token"];
+const SECRET_FIELDS: [&str; 3] = ["token", "owner_token", "invite"];
 
 /// Writes `value` as its JSON form with every secret field replaced by
 /// `"***"`: messages that carry tokens are printed this way, so a token
@@ -931,7 +1117,9 @@ const SECRET_FIELDS: [&str; 2] = ["token", "owner_token"];
 fn debug_redacted<T: Serialize>(name: &str, value: &T, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
     let mut json = serde_json::to_value(value).map_err(|_| std::fmt::Error)?;
     if let serde_json::Value::Object(map) = &mut json {
-        for key in SECRET_FIELDS {
+        // An invitation's code is a secret; an error's code is not.
+        let invited = map.get("type").and_then(serde_json::Value::as_str) == Some("invited");
+        for key in SECRET_FIELDS.iter().copied().chain(invited.then_some("code")) {
             if let Some(v) = map.get_mut(key) {
                 *v = serde_json::Value::String("***".into());
             }
@@ -972,9 +1160,21 @@ mod tests {
                     table: "67e55044-10b1-426f-9247-bb680e5fe0c8".parse().unwrap(),
                     name: "Ann".into(),
                     seat: Some(Seat::North),
+                    invite: None,
                 },
             ),
-            (r#"{"req":2,"type":"play","card":"QH"}"#, ClientMessage::Play { card: "QH".parse().unwrap() }),
+            (
+                r#"{"req":2,"type":"play","card":"QH"}"#,
+                ClientMessage::Play { card: "QH".parse().unwrap(), seq: None },
+            ),
+            (
+                r#"{"req":5,"type":"bid","bid":0,"seq":4294967301}"#,
+                ClientMessage::Bid { bid: 0, seq: Some(4_294_967_301) },
+            ),
+            (
+                r#"{"type":"move_seat","owner_token":"x","from":"north","to":"east"}"#,
+                ClientMessage::MoveSeat { owner_token: "x".into(), from: Seat::North, to: Seat::East },
+            ),
             (r#"{"req":3,"type":"take_over"}"#, ClientMessage::TakeOver),
             (
                 r#"{"req":4,"type":"add_bots","owner_token":"x"}"#,
@@ -994,6 +1194,7 @@ mod tests {
     #[test]
     fn chat_and_rematch_have_stable_forms() {
         let chat = ServerMessage::Chat {
+            id: 4_294_967_297,
             from: Some(Seat::North),
             name: "Ann".into(),
             text: "<b>gg</b>".into(),
@@ -1001,7 +1202,7 @@ mod tests {
         };
         assert_eq!(
             serde_json::to_string(&chat).unwrap(),
-            r#"{"type":"chat","from":"north","name":"Ann","text":"<b>gg</b>","at":5}"#
+            r#"{"type":"chat","id":4294967297,"from":"north","name":"Ann","text":"<b>gg</b>","at":5}"#
         );
         let r = Rematch { ready: [true, false, true, true], next_table: None };
         assert_eq!(
@@ -1013,6 +1214,8 @@ mod tests {
         // Stored options without the chat switch still read (spectators only read).
         let old: TableOptions = serde_json::from_str(r#"{"rules":{},"tempo":"fast"}"#).unwrap();
         assert!(!old.spectator_chat);
+        // ... and let people take bots' seats in the lobby, as new tables do.
+        assert!(old.bot_seats_open && TableOptions::default().bot_seats_open);
         let secret = "0123456789abcdef";
         let p = format!("{:?}", ClientMessage::StartRematch { owner_token: secret.into() });
         assert!(!p.contains(secret), "{p}");
@@ -1108,13 +1311,24 @@ mod tests {
                 }
             ),
             format!("{:?}", CreatedTable { table: Uuid::nil(), owner_token: secret.into() }),
+            format!("{:?}", ServerMessage::Invited { req: None, seat: Seat::West, code: secret.into() }),
+            format!(
+                "{:?}",
+                ClientMessage::Join {
+                    protocol: Some(PROTOCOL_VERSION),
+                    table: Uuid::nil(),
+                    name: "Dee".into(),
+                    seat: None,
+                    invite: Some(secret.into()),
+                }
+            ),
         ];
         for p in printed {
             assert!(!p.contains(secret), "{p}");
             assert!(p.contains("***"), "{p}");
         }
         // Everything else still shows.
-        let p = format!("{:?}", ClientMessage::Bid { bid: 4 });
+        let p = format!("{:?}", ClientMessage::Bid { bid: 4, seq: None });
         assert!(p.contains("\"bid\"") && p.contains('4'), "{p}");
     }
 }
