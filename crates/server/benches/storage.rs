@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use spades_protocol::TableOptions;
 use spades_server::Config;
-use spades_server::app::{Shared, state};
+use spades_server::state::Shared;
 use spades_server::storage::Journal;
 use spades_server::table::{Attach, TableCommand};
 use tokio::sync::{mpsc, oneshot};
@@ -41,14 +41,14 @@ async fn run(name: &str, journal: Journal, args: &Args) -> f64 {
     config.tables.bot_delay_ms = 0;
     config.tables.bot = spades_bots::Strength::Rule;
     let shutdown = CancellationToken::new();
-    let s = state(config, journal.clone(), shutdown.clone());
+    let s = Shared::new(config, journal.clone(), shutdown.clone(), None);
     let mut ids = Vec::new();
     let (tx, _rx) = mpsc::channel(1024);
     for _ in 0..args.tables {
-        let (id, owner) = s.create_table("bench".into(), TableOptions::default()).await.unwrap();
-        let handle = s.registry.get(&id).unwrap();
+        let (id, owner) = s.hosting.create("bench".into(), TableOptions::default()).await.unwrap();
+        let handle = s.hosting.get(&id).unwrap();
         // A spectator connection issues the owner commands.
-        let conn = s.next_conn_id();
+        let conn = s.hosting.next_conn_id();
         let (reply, rx) = oneshot::channel();
         handle
             .send(TableCommand::Attach {
@@ -62,7 +62,7 @@ async fn run(name: &str, journal: Journal, args: &Args) -> f64 {
             .await
             .unwrap();
         rx.await.unwrap();
-        let act = |act| TableCommand::Act { conn, req: None, act };
+        let act = |act| TableCommand::Act { conn, req: None, act, resent: false };
         handle.send(act(spades_server::table::Act::AddBots { owner_token: owner.clone() })).await.unwrap();
         handle.send(act(spades_server::table::Act::Start { owner_token: owner })).await.unwrap();
         handle.send(TableCommand::Detach { conn }).await.unwrap();

@@ -10,7 +10,7 @@ use std::time::Duration;
 use spades_protocol::{ErrorCode, MAX_CHAT_CHARS};
 use tokio::time::Instant;
 
-use crate::rest::is_spoofing;
+use crate::text::is_spoofing;
 
 /// Messages one connection may send within [`CHAT_WINDOW`].
 pub const CHAT_BURST: usize = 5;

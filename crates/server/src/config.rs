@@ -319,6 +319,10 @@ pub struct TablesConfig {
     /// Bot searches that may run at once on the whole server; when all are
     /// busy the rule bot answers. 0: one per core.
     pub bot_searches: usize,
+    /// Milliseconds the seats have, after the owner's start, to reveal the
+    /// seeds they committed to; a seat that has not by then deals without
+    /// its seed. The match is dealt as soon as every committed seat has.
+    pub reveal_ms: u64,
 }
 
 impl Default for TablesConfig {
@@ -332,6 +336,7 @@ impl Default for TablesConfig {
             test_tempo_ms: 0,
             bot: spades_bots::Strength::Search,
             bot_searches: 0,
+            reveal_ms: 5000,
         }
     }
 }
@@ -352,6 +357,10 @@ pub struct LimitsConfig {
     /// Seconds between keep-alive pings; a connection silent for three
     /// intervals is dropped.
     pub ping_interval_secs: u64,
+    /// Once a connection has sent a `ping` frame (a client's own
+    /// heartbeat), seconds without any frame from it after which it is
+    /// dropped as silent, so its seat shows away at once (0: no such check).
+    pub heartbeat_silence_secs: u64,
     /// Messages a connection may send per 10 seconds.
     pub messages_per_10s: u32,
     /// Tables one IP address may create per minute (0: no limit).
@@ -385,7 +394,8 @@ impl Default for LimitsConfig {
             max_connections: 50_000,
             max_frame_bytes: spades_protocol::MAX_FRAME_BYTES,
             outbox_frames: 64,
-            ping_interval_secs: 15,
+            ping_interval_secs: 5,
+            heartbeat_silence_secs: 6,
             messages_per_10s: 100,
             tables_per_minute_per_ip: 30,
             connections_per_minute_per_ip: 120,

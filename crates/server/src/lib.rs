@@ -3,24 +3,44 @@
 //! [`app::serve`] runs the server on a bound listener until a shutdown token
 //! is cancelled; the `spades-server` binary wraps it with configuration,
 //! logging and signal handling. See `docs/protocol.md` for the wire protocol.
+//!
+//! The modules stand on floors; each uses only the floors below it (the few
+//! uses within a floor are listed in `crates/server/README.md`, and
+//! `tests/floors.rs` fails on any other).
 #![forbid(unsafe_code)]
 
-pub mod app;
-pub mod chat;
-pub mod cluster;
+// The ground: settings, errors, metrics, secrets, text and time.
+pub mod admission;
 pub mod config;
 pub mod error;
 pub mod metrics;
-pub mod openapi;
-pub mod record;
-pub mod rematch;
-pub mod rest;
-pub mod restore;
-pub mod storage;
-pub mod table;
+pub mod text;
+pub mod time;
 pub mod token;
+pub mod validators;
+
+// Storage: the event log and leases, and reading matches back from it.
+pub mod record;
+pub mod storage;
+
+// The table actor.
+pub mod table;
+
+// Services over the tables.
+pub mod chat;
+pub mod cluster;
+pub mod directory;
+pub mod hosting;
+pub mod state;
+
+// Transports.
+pub mod openapi;
+pub mod rest;
 pub mod web;
 pub mod ws;
+
+// Wiring.
+pub mod app;
 
 pub use app::{serve, serve_with};
 pub use config::Config;

@@ -17,6 +17,8 @@
 //! | `spades_tables_claimed_total` | counter | tables this node took over in cluster mode (failover, drain) |
 //! | `spades_tables_placed_elsewhere_total` | counter | tables created through this node on another, which held fewer (cluster mode) |
 //! | `spades_relayed_tables` | gauge | tables owned by another node that connections here are relayed to (cluster mode) |
+//! | `spades_owned_tables` | gauge | unfinished tables this node holds a live lease on (cluster mode) |
+//! | `spades_unowned_tables` | gauge | unfinished tables of the whole cluster without a live owner for longer than a lease (cluster mode; alert when above 0) |
 //! | `spades_rate_limited_total` | counter | `what` (tables, connections, open_connections, requests, messages) |
 //! | `spades_requests_shed_total` | counter | `reason` (capacity, timeout): REST requests answered 503 |
 //! | `spades_storage_write_timeouts_total` | counter | |
@@ -145,6 +147,16 @@ fn describe() {
         Unit::Count,
         "Tables owned by another node that connections here are relayed to (cluster mode)."
     );
+    describe_gauge!(
+        "spades_owned_tables",
+        Unit::Count,
+        "Unfinished tables this node holds a live lease on (cluster mode)."
+    );
+    describe_gauge!(
+        "spades_unowned_tables",
+        Unit::Count,
+        "Unfinished tables of the cluster without a live owner for longer than a lease (cluster mode)."
+    );
     describe_counter!(
         "spades_rate_limited_total",
         Unit::Count,
@@ -255,6 +267,13 @@ pub fn table_placed_elsewhere() {
 /// How many tables owned elsewhere this node relays to (cluster mode).
 pub fn relayed_tables(n: usize) {
     metrics::gauge!("spades_relayed_tables").set(n as f64);
+}
+
+/// The leases of one census (cluster mode): tables this node holds, and
+/// the cluster's tables without a live owner for longer than a lease.
+pub fn lease_census(owned: u64, unowned: u64) {
+    metrics::gauge!("spades_owned_tables").set(owned as f64);
+    metrics::gauge!("spades_unowned_tables").set(unowned as f64);
 }
 
 /// A request refused by a rate limit.

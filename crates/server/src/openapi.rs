@@ -3,10 +3,13 @@
 //! Schema of the WebSocket messages (`docs/protocol.schema.json`), both
 //! generated from the code.
 
+use axum::http::header;
+use axum::response::{IntoResponse, Response};
 use serde_json::{Value, json};
 use spades_protocol::{ClientFrame, ClientMessage, ServerMessage, TableView};
 use utoipa::OpenApi;
 
+use crate::error::AppError;
 use crate::rest;
 
 /// The REST API, plus the WebSocket message types as components.
@@ -37,6 +40,14 @@ use crate::rest;
 )]
 struct ApiDoc;
 
+/// `GET /api/v1/openapi.json`: the document.
+pub async fn json() -> Response {
+    match document().to_json() {
+        Ok(json) => ([(header::CONTENT_TYPE, "application/json")], json).into_response(),
+        Err(_) => AppError::internal("the OpenAPI document could not be made").into_response(),
+    }
+}
+
 /// The OpenAPI document: what utoipa derives from the handlers, plus what
 /// the derive cannot say (see [`describe_limits`]).
 pub fn document() -> utoipa::openapi::OpenApi {
@@ -47,9 +58,9 @@ pub fn document() -> utoipa::openapi::OpenApi {
     serde_json::from_value(value).unwrap_or(doc)
 }
 
-/// What [`rest::clean_name`] accepts as a table name, as a regular
+/// What [`crate::text::clean_name`] accepts as a table name, as a regular
 /// expression: white space at either end (trimmed), then 1 to 40
-/// characters, none of them control characters or [`rest::is_spoofing`],
+/// characters, none of them control characters or [`crate::text::is_spoofing`],
 /// the first and last not white space.
 const TABLE_NAME_PATTERN: &str = concat!(
     r"^[\t\n\x0b\x0c\r \x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]*",

@@ -4,12 +4,61 @@
 use spades_engine::{Action, BySeat, Match, ReplayError, Seat};
 use spades_protocol::{
     ActionSource, Fairness, HandInProgress, HandRecord, MatchRecord, MatchSummary, PlayRecord, RecordSeat,
-    SeatKind,
+    SeatKind, SeatPlayer,
 };
 
-use crate::storage::{StorageError, StoredTable};
-use crate::table::{Restored, RestoredSeat};
+use crate::storage::{ActionRecord, StorageError, StoredTable};
 use crate::token::TokenHash;
+
+/// A seat restored from storage.
+#[derive(Debug, Clone)]
+pub struct RestoredSeat {
+    /// Display name.
+    pub name: String,
+    /// Person or bot.
+    pub kind: SeatKind,
+    /// Token hash (people).
+    pub token: Option<TokenHash>,
+    /// Left on purpose.
+    pub left: bool,
+    /// The autopilot was playing the seat.
+    pub autopilot: bool,
+    /// Timeouts in a row.
+    pub timeouts: u8,
+    /// The grace had run out: a bot was playing the seat.
+    pub grace_expired: bool,
+    /// Who played the seat, once it changed hands during the match.
+    pub players: Vec<SeatPlayer>,
+}
+
+/// A table restored from storage: its seats and the match rebuilt by
+/// replaying its log.
+pub struct Restored {
+    /// The seats.
+    pub seats: BySeat<Option<RestoredSeat>>,
+    /// The match, if it had started.
+    pub game: Option<Match>,
+    /// How many times the table has been restored (at least 1): view
+    /// sequence numbers start at `epoch << 32`, so they keep growing.
+    pub epoch: u64,
+    /// The last few moves of the log, with the frames that showed them
+    /// (which moves a client chose from an older frame).
+    pub recent: Vec<ActionRecord>,
+    /// A fair match's commitments to its players' seeds.
+    pub commitments: [Option<spades_engine::Commitment>; 4],
+}
+
+impl std::fmt::Debug for Restored {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // The match holds the seed and every hand: not printed.
+        f.debug_struct("Restored")
+            .field("seats", &self.seats)
+            .field("started", &self.game.is_some())
+            .field("epoch", &self.epoch)
+            .field("moves", &self.recent.len())
+            .finish()
+    }
+}
 
 /// Replays a stored table's log.
 ///
@@ -52,8 +101,10 @@ fn fairness(stored: &StoredTable, finished: bool) -> Option<Fairness> {
         version: f.version,
         commitment: f.commitment,
         client_seeds: f.client_seeds,
+        client_commitments: f.client_commitments,
         fixed: true,
         server_seed: finished.then_some(f.server_seed),
+        reveal_by: None,
     })
 }
 
@@ -88,6 +139,7 @@ pub fn restore(stored: &StoredTable) -> Result<(Restored, TokenHash), StorageErr
             autopilot: s.autopilot,
             timeouts: s.timeouts,
             grace_expired: s.grace_expired,
+            players: s.players.clone(),
         });
     }
     let game = replay(stored)?;
@@ -95,7 +147,9 @@ pub fn restore(stored: &StoredTable) -> Result<(Restored, TokenHash), StorageErr
         return Err(corrupt(stored, "a started match with an empty seat".into()));
     }
     // The epoch is counted up by the caller when it restores the table.
-    Ok((Restored { seats, game, epoch: stored.epoch }, owner))
+    let recent = stored.actions[stored.actions.len().saturating_sub(8)..].to_vec();
+    let commitments = stored.fair.as_ref().map_or([None; 4], |f| f.client_commitments);
+    Ok((Restored { seats, game, epoch: stored.epoch, recent, commitments }, owner))
 }
 
 fn record_seats(stored: &StoredTable) -> Vec<RecordSeat> {
@@ -107,6 +161,7 @@ fn record_seats(stored: &StoredTable) -> Vec<RecordSeat> {
                 name: s.name.clone(),
                 kind: s.kind,
                 left: s.left,
+                players: s.players.clone(),
             })
         })
         .collect()
@@ -171,6 +226,7 @@ pub fn record(stored: &StoredTable) -> Result<MatchRecord, StorageError> {
         actions: stored.actions.len(),
         seed: if finished { stored.seed } else { None },
         fair: fairness(stored, finished),
+        abandoned: stored.abandoned(),
     })
 }
 
@@ -186,5 +242,6 @@ pub fn summary(stored: &StoredTable) -> MatchSummary {
         hands_played: game.as_ref().map_or(0, |m| m.results().len()),
         scores: game.as_ref().map_or([0, 0], |m| m.scores().0),
         result: game.as_ref().and_then(|m| m.result().copied()),
+        abandoned: stored.abandoned(),
     }
 }

@@ -16,13 +16,16 @@ use spades_protocol::{
 };
 use uuid::Uuid;
 
-use crate::app::AppState;
+use crate::admission::origin_allowed;
 use crate::error::AppError;
+use crate::state::AppState;
+use crate::text::clean_name;
+use crate::validators::{etag_of, not_modified};
 
 /// The largest request body read, in bytes (larger ones are answered 413).
 pub const MAX_BODY_BYTES: usize = 16 * 1024;
 
-/// The `/api/v1` routes. Served wrapped in [`json_errors`], so that every
+/// The `/api/v1` routes (`app.rs` adds the OpenAPI document's). Served wrapped in [`json_errors`], so that every
 /// error they answer, including those axum makes itself (an unknown path, a
 /// method the path does not take, an unreadable body), is a JSON
 /// [`ApiError`].
@@ -32,7 +35,6 @@ pub fn routes() -> Router<AppState> {
         .route("/tables/{id}", get(table_status))
         .route("/matches", get(list_matches))
         .route("/matches/{id}", get(match_record))
-        .route("/openapi.json", get(openapi_json))
         .fallback(unknown_path)
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
 }
@@ -81,46 +83,6 @@ pub async fn json_errors(req: Request, next: Next) -> Response {
     out
 }
 
-async fn openapi_json() -> Response {
-    match crate::openapi::document().to_json() {
-        Ok(json) => ([(header::CONTENT_TYPE, "application/json")], json).into_response(),
-        Err(_) => AppError::internal("the OpenAPI document could not be made").into_response(),
-    }
-}
-
-/// Checks a display name: trimmed, 1..=`max` characters, no control
-/// characters and none of the invisible characters that could make a name
-/// pass for another ([`is_spoofing`]). Names with them are refused, not
-/// stripped, so what a player typed is what everybody sees.
-pub fn clean_name(raw: &str, max: usize) -> Option<String> {
-    let name = raw.trim();
-    let ok = !name.is_empty()
-        && name.chars().count() <= max
-        && !name.chars().any(|c| c.is_control() || is_spoofing(c));
-    ok.then(|| name.to_owned())
-}
-
-/// Characters refused in names: bidirectional embeddings, overrides,
-/// isolates and marks (U+202A–U+202E, U+2066–U+2069, U+200E, U+200F,
-/// U+061C), which reorder the text around them, zero-width characters
-/// (U+200B–U+200D, U+2060, U+FEFF), which hide inside a name, and the line
-/// and paragraph separators (U+2028, U+2029).
-pub fn is_spoofing(c: char) -> bool {
-    matches!(
-        c,
-        '\u{202A}'..='\u{202E}'
-            | '\u{2066}'..='\u{2069}'
-            | '\u{200E}'
-            | '\u{200F}'
-            | '\u{061C}'
-            | '\u{200B}'..='\u{200D}'
-            | '\u{2060}'
-            | '\u{FEFF}'
-            | '\u{2028}'
-            | '\u{2029}'
-    )
-}
-
 /// Create a table.
 #[utoipa::path(
     post,
@@ -143,7 +105,7 @@ async fn create_table(
     headers: HeaderMap,
     body: Result<Bytes, BytesRejection>,
 ) -> Result<(StatusCode, Json<CreatedTable>), AppError> {
-    if !crate::ws::origin_allowed(&headers, &state.config.server.allowed_origins) {
+    if !origin_allowed(&headers, &state.config.server.allowed_origins) {
         return Err(AppError::new(ErrorCode::BadMessage, "pages of this origin may not create tables")
             .with_status(StatusCode::FORBIDDEN));
     }
@@ -196,7 +158,7 @@ async fn create_table(
             )
         })?,
     };
-    let (table, owner_token) = crate::cluster::create_table(&state, name, req.options).await?;
+    let (table, owner_token) = state.tables.create(name, req.options).await?;
     Ok((StatusCode::CREATED, Json(CreatedTable { table, owner_token })))
 }
 
@@ -324,6 +286,27 @@ impl ListQuery {
     }
 }
 
+/// A JSON answer with a strong `ETag` and `Cache-Control: no-cache`: a
+/// client that sends the tag back in `If-None-Match` gets `304` and no body
+/// while nothing changed (a browser's cache does so by itself).
+fn cached_json<T: serde::Serialize>(request: &HeaderMap, value: &T) -> Response {
+    let Ok(body) = serde_json::to_vec(value) else {
+        return AppError::internal("the answer could not be made").into_response();
+    };
+    let etag = etag_of(&body);
+    let mut resp = if not_modified(request, &etag) {
+        StatusCode::NOT_MODIFIED.into_response()
+    } else {
+        ([(header::CONTENT_TYPE, "application/json")], body).into_response()
+    };
+    let headers = resp.headers_mut();
+    if let Ok(v) = header::HeaderValue::from_str(&etag) {
+        headers.insert(header::ETAG, v);
+    }
+    headers.insert(header::CACHE_CONTROL, header::HeaderValue::from_static("no-cache"));
+    resp
+}
+
 /// List tables, newest first.
 #[utoipa::path(
     get,
@@ -331,16 +314,20 @@ impl ListQuery {
     tag = "tables",
     params(ListQuery),
     responses(
-        (status = 200, description = "The tables", body = Vec<TableSummary>),
+        (status = 200, description = "The tables, with an `ETag`", body = Vec<TableSummary>),
+        (status = 304, description = "Unchanged since the `ETag` sent in `If-None-Match`: no body"),
         (status = 400, description = "A bad, unknown or repeated parameter (`bad_message`)", body = ApiError),
     )
 )]
 async fn list_tables(
     State(state): State<AppState>,
+    headers: HeaderMap,
     query: RawQuery,
-) -> Result<Json<Vec<TableSummary>>, AppError> {
+) -> Result<Response, AppError> {
     let q = ListQuery::parse(query)?;
-    let mut tables: Vec<TableSummary> = crate::cluster::lobby(&state)
+    let mut tables: Vec<TableSummary> = state
+        .tables
+        .lobby()
         .await
         .into_iter()
         .filter(|t| q.phase.is_none_or(|p| p == t.phase))
@@ -348,7 +335,7 @@ async fn list_tables(
         .collect();
     tables.sort_by(|a, b| b.created_at.cmp(&a.created_at).then(a.table.cmp(&b.table)));
     tables.truncate(q.limit.unwrap_or(100));
-    Ok(Json(tables))
+    Ok(cached_json(&headers, &tables))
 }
 
 /// One table's public status: never a card of anybody's hand.
@@ -370,7 +357,7 @@ async fn table_status(
 ) -> Result<Json<TableStatus>, AppError> {
     let not_found = || AppError::new(ErrorCode::TableNotFound, "no such table");
     let id: Uuid = id.parse().map_err(|_| not_found())?;
-    Ok(Json(crate::cluster::status(&state, id).await?))
+    Ok(Json(state.tables.status(id).await?))
 }
 
 /// `GET /healthz`: the process is up.
@@ -390,7 +377,7 @@ pub async fn metrics(State(state): State<AppState>) -> Response {
     let Some(handle) = crate::metrics::install() else {
         return (StatusCode::SERVICE_UNAVAILABLE, "metrics are not available").into_response();
     };
-    let phases: Vec<TablePhase> = state.registry.summaries().iter().map(|t| t.phase).collect();
+    let phases: Vec<TablePhase> = state.hosting.summaries().iter().map(|t| t.phase).collect();
     crate::metrics::gauges(&phases, state.connections.load(std::sync::atomic::Ordering::Relaxed));
     handle.run_upkeep();
     ([(header::CONTENT_TYPE, "text/plain; version=0.0.4")], handle.render()).into_response()
@@ -445,21 +432,23 @@ impl MatchQuery {
     tag = "matches",
     params(MatchQuery),
     responses(
-        (status = 200, description = "Recent matches", body = Vec<MatchSummary>),
+        (status = 200, description = "Recent matches, with an `ETag`", body = Vec<MatchSummary>),
+        (status = 304, description = "Unchanged since the `ETag` sent in `If-None-Match`: no body"),
         (status = 400, description = "A bad, unknown or repeated parameter (`bad_message`)", body = ApiError),
     )
 )]
 async fn list_matches(
     State(state): State<AppState>,
+    headers: HeaderMap,
     query: RawQuery,
-) -> Result<Json<Vec<MatchSummary>>, AppError> {
+) -> Result<Response, AppError> {
     let q = MatchQuery::parse(query)?;
     let limit = q.limit.unwrap_or(20);
     let summaries = state.journal.recent_summaries(limit).await.map_err(|e| {
         tracing::warn!(error = %e, "could not list matches");
         AppError::new(ErrorCode::StorageUnavailable, "the match list cannot be read right now")
     })?;
-    Ok(Json(summaries))
+    Ok(cached_json(&headers, &summaries))
 }
 
 /// A match's record: every finished hand's bids, tricks, scores and cards;
@@ -502,43 +491,6 @@ async fn match_record(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn names_are_cleaned() {
-        assert_eq!(clean_name("  Ann ", 24), Some("Ann".into()));
-        assert_eq!(clean_name("", 24), None);
-        assert_eq!(clean_name("   ", 24), None);
-        assert_eq!(clean_name("a\u{7}b", 24), None);
-        assert_eq!(clean_name(&"x".repeat(25), 24), None);
-        assert_eq!(clean_name(&"é".repeat(24), 24), Some("é".repeat(24)));
-    }
-
-    #[test]
-    fn names_cannot_spoof() {
-        let spoofers = [
-            '\u{202A}', '\u{202B}', '\u{202C}', '\u{202D}', '\u{202E}', '\u{2066}', '\u{2067}', '\u{2068}',
-            '\u{2069}', '\u{200E}', '\u{200F}', '\u{061C}', '\u{200B}', '\u{200C}', '\u{200D}', '\u{2060}',
-            '\u{FEFF}', '\u{2028}', '\u{2029}',
-        ];
-        for c in spoofers {
-            assert!(is_spoofing(c), "U+{:04X}", u32::from(c));
-            assert_eq!(clean_name(&format!("A{c}nn"), 24), None, "U+{:04X} inside", u32::from(c));
-            // The separators are white space: trimmed at the ends like spaces.
-            if !c.is_whitespace() {
-                assert_eq!(clean_name(&format!("Ann{c}"), 24), None, "U+{:04X} at the end", u32::from(c));
-                assert_eq!(clean_name(&c.to_string(), 24), None, "U+{:04X} alone", u32::from(c));
-            }
-        }
-        // "Ann" shown as "nnA" by a right-to-left override.
-        assert_eq!(clean_name("\u{202E}nnA", 24), None);
-        // Letters of right-to-left scripts and ordinary accents are names.
-        assert_eq!(clean_name("مريم", 24), Some("مريم".into()));
-        assert_eq!(clean_name("שרה", 24), Some("שרה".into()));
-        assert_eq!(clean_name("Zoë Łucja", 24), Some("Zoë Łucja".into()));
-        assert!(
-            !is_spoofing(' ') && !is_spoofing('a') && !is_spoofing('\u{2030}') && !is_spoofing('\u{2065}')
-        );
-    }
 
     fn pairs(list: &[(&str, &str)]) -> RawQuery {
         Ok(Query(list.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())).collect()))

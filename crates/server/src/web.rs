@@ -3,8 +3,16 @@
 //!
 //! Each file is served with a strong `ETag` (a hash of its bytes), answered
 //! `304 Not Modified` when the browser already has it, and gzip-compressed
-//! (once, the first time it is asked for) when the browser accepts gzip and
+//! (once, at the first request) when the browser accepts gzip and
 //! compressing saves space.
+//!
+//! The page (`index.html`, `no-cache`) names its files under a versioned
+//! prefix, `/v/<version>/…`, where the version is a hash of every embedded
+//! file: those answers may be kept for a year without asking again
+//! (`immutable`), and the module imports inside them, being relative, stay
+//! under the same prefix. A new binary with other files has another version,
+//! so a page never mixes files of two builds. Every file is also served at
+//! its plain path (`no-cache`), as before.
 
 use std::collections::HashMap;
 use std::io::Write;
@@ -15,13 +23,20 @@ use axum::extract::Path;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use include_dir::{Dir, include_dir};
-use sha2::{Digest, Sha256};
+
+use crate::validators::{etag_of, not_modified};
 
 static WEB: Dir<'static> = include_dir!("$CARGO_MANIFEST_DIR/../../web");
 
+/// The prefix of versioned file paths.
+const VERSIONED: &str = "/v/";
+
+/// How long a versioned file may be kept without asking again.
+const IMMUTABLE: &str = "public, max-age=31536000, immutable";
+
 /// An embedded file ready to serve.
 struct Asset {
-    bytes: &'static [u8],
+    bytes: axum::body::Bytes,
     mime: HeaderValue,
     /// Strong validator of the uncompressed bytes, quoted.
     etag: String,
@@ -32,18 +47,50 @@ struct Asset {
 fn assets() -> &'static HashMap<&'static str, Asset> {
     static ASSETS: OnceLock<HashMap<&'static str, Asset>> = OnceLock::new();
     ASSETS.get_or_init(|| {
-        files()
-            .into_iter()
-            .filter_map(|path| {
-                let bytes = WEB.get_file(path)?.contents();
+        let paths = files();
+        paths
+            .iter()
+            .filter_map(|&path| {
+                let raw = WEB.get_file(path)?.contents();
+                let bytes = if path == "index.html" {
+                    axum::body::Bytes::from(versioned_page(raw, &paths).into_bytes())
+                } else {
+                    axum::body::Bytes::from_static(raw)
+                };
                 let mime = mime_guess::from_path(path).first_or_octet_stream();
-                let digest = Sha256::digest(bytes);
-                let etag = format!("\"{}\"", hex::encode(&digest[..12]));
-                let gzip = gzip(bytes).filter(|z| z.len() + 64 < bytes.len());
+                let etag = etag_of(&bytes);
+                let gzip = gzip(&bytes).filter(|z| z.len() + 64 < bytes.len());
                 Some((path, Asset { bytes, mime: HeaderValue::from_str(mime.as_ref()).ok()?, etag, gzip }))
             })
             .collect()
     })
+}
+
+/// The version of the embedded files: a hash of all of them.
+pub fn version() -> &'static str {
+    static VERSION: OnceLock<String> = OnceLock::new();
+    VERSION.get_or_init(|| {
+        let mut all = Vec::new();
+        let mut paths = files();
+        paths.sort_unstable();
+        for path in paths {
+            all.extend_from_slice(path.as_bytes());
+            all.push(0);
+            all.extend_from_slice(WEB.get_file(path).map_or(&[][..], |f| f.contents()));
+        }
+        etag_of(&all).trim_matches('"')[..12].to_owned()
+    })
+}
+
+/// The page with each `"/<file>"` it names (an attribute such as
+/// `href="/style.css"` or `src="/js/app.js"`) pointing at the file's
+/// versioned path.
+fn versioned_page(raw: &[u8], paths: &[&str]) -> String {
+    let mut page = String::from_utf8_lossy(raw).into_owned();
+    for path in paths.iter().filter(|p| **p != "index.html") {
+        page = page.replace(&format!("\"/{path}\""), &format!("\"{VERSIONED}{}/{path}\"", version()));
+    }
+    page
 }
 
 fn gzip(bytes: &[u8]) -> Option<Vec<u8>> {
@@ -62,6 +109,17 @@ pub async fn asset(Path(path): Path<String>, headers: HeaderMap) -> Response {
     file(&path, &headers)
 }
 
+/// `GET /v/{version}/{*path}`: an embedded file under the current
+/// version, to be kept for good; under another version (a page of an older
+/// build), today's file, to be asked for again.
+pub async fn versioned(Path((v, path)): Path<(String, String)>, headers: HeaderMap) -> Response {
+    let mut resp = file(&path, &headers);
+    if v == version() && resp.status() != StatusCode::NOT_FOUND {
+        resp.headers_mut().insert(header::CACHE_CONTROL, HeaderValue::from_static(IMMUTABLE));
+    }
+    resp
+}
+
 /// True when the request's `Accept-Encoding` takes gzip.
 fn accepts_gzip(headers: &HeaderMap) -> bool {
     headers.get_all(header::ACCEPT_ENCODING).iter().filter_map(|v| v.to_str().ok()).any(|v| {
@@ -74,15 +132,6 @@ fn accepts_gzip(headers: &HeaderMap) -> bool {
     })
 }
 
-/// True when `If-None-Match` names `etag` (or is `*`).
-fn not_modified(headers: &HeaderMap, etag: &str) -> bool {
-    headers
-        .get_all(header::IF_NONE_MATCH)
-        .iter()
-        .filter_map(|v| v.to_str().ok())
-        .any(|v| v.split(',').map(str::trim).any(|t| t == "*" || t.trim_start_matches("W/") == etag))
-}
-
 fn file(path: &str, request: &HeaderMap) -> Response {
     let Some(asset) = assets().get(path) else {
         return (StatusCode::NOT_FOUND, "not found").into_response();
@@ -93,7 +142,7 @@ fn file(path: &str, request: &HeaderMap) -> Response {
     } else {
         match gzip {
             Some(z) => Response::new(Body::from(z.clone())),
-            None => Response::new(Body::from(asset.bytes)),
+            None => Response::new(Body::from(asset.bytes.clone())),
         }
     };
     let ok = resp.status() == StatusCode::OK;

@@ -92,7 +92,9 @@ struct Played {
     hand: HandResult,
 }
 
-fn play_one_hand(seed: u64) -> Played {
+/// One hand of bots; from migration 6 on each action carries the `seq` of
+/// its frame.
+fn play_one_hand(seed: u64, stage: usize) -> Played {
     let rules = Rules { match_end: MatchEnd::Hands(3), ..Rules::default() };
     let mut m = Match::new(rules, seed);
     let mut actions = Vec::new();
@@ -109,20 +111,29 @@ fn play_one_hand(seed: u64) -> Played {
             action,
             source: ActionSource::Bot,
             at_ms: 5000 + actions.len() as u64,
+            seq: if stage >= 6 { 100 + actions.len() as u64 } else { 0 },
         });
         m.apply(seat, action).unwrap();
     }
     Played { seed, rules, actions, hand: m.results()[0].clone() }
 }
 
-/// The stored fair-deal seeds of table `id` (migration 3 on).
+/// The players of a seat handed over (migration 6 on).
+const PLAYERS: &str =
+    r#"[{"name":"Ann","kind":"human","from_hand":1},{"name":"Bot","kind":"bot","from_hand":2}]"#;
+
+/// The stored fair-deal seeds of table `id` (migration 4 on), as stored
+/// before seats committed to their seeds (no `client_commitments`).
 fn fair_json(id: Uuid) -> String {
     let seeds = spades_engine::FairSeeds::new(
         *id.as_bytes(),
         spades_engine::ServerSeed::from_bytes([0x33; 32]),
         spades_engine::BySeat([Some(spades_engine::ClientSeed::from_bytes([0x44; 32])), None, None, None]),
     );
-    serde_json::to_string(&spades_server::storage::FairRecord::of(&seeds)).unwrap()
+    let record = spades_server::storage::FairRecord::of(&seeds, spades_engine::BySeat([None; 4]));
+    let mut value = serde_json::to_value(record).unwrap();
+    value.as_object_mut().unwrap().remove("client_commitments");
+    value.to_string()
 }
 
 /// Writes table `id`, with one hand played, in the shape of the schema
@@ -153,11 +164,12 @@ async fn insert_shaped(db: &Db, stage: usize, id: Uuid, p: &Played) {
                 .await;
             }
         }
-        2..=5 => {
+        2..=6 => {
             // Migration 3 adds the cluster's lease columns (empty for a
             // single server); from migration 4 on, a fair match's seeds
             // (JSON). Migration 5 changes an index and a storage parameter
-            // only: rows keep migration 4's shape.
+            // only: rows keep migration 4's shape. Migration 6 adds each
+            // action's `seq` (below) and a seat's players (JSON, East here).
             let (fair_column, fair_value) = if stage >= 4 {
                 (", fair", format!(", {}", lit(&fair_json(id))))
             } else {
@@ -175,9 +187,16 @@ async fn insert_shaped(db: &Db, stage: usize, id: Uuid, p: &Played) {
             .await;
             for seat in Seat::ALL {
                 let east = i64::from(seat == Seat::East);
+                let (players_column, players) = if stage >= 6 {
+                    let value = if seat == Seat::East { lit(PLAYERS) } else { "NULL".to_owned() };
+                    (", players", format!(", {value}"))
+                } else {
+                    ("", String::new())
+                };
                 db.exec(&format!(
                     "INSERT INTO seats (table_id, seat, name, kind, token_hash, has_left, autopilot, \
-                     timeouts, grace_expired) VALUES ({id_lit}, {}, {}, 'bot', NULL, 0, {east}, {}, {east})",
+                     timeouts, grace_expired{players_column}) \
+                     VALUES ({id_lit}, {}, {}, 'bot', NULL, 0, {east}, {}, {east}{players})",
                     seat.index(),
                     lit(seat.name()),
                     2 * east
@@ -195,9 +214,11 @@ async fn insert_shaped(db: &Db, stage: usize, id: Uuid, p: &Played) {
             Action::Bid(b) => ("bid", b.to_string()),
             Action::Play(c) => ("play", c.to_string()),
         };
+        let (seq_column, seq) =
+            if stage >= 6 { (", seq", format!(", {}", a.seq)) } else { ("", String::new()) };
         db.exec(&format!(
-            "INSERT INTO actions (table_id, idx, seat, kind, value, source, at) \
-             VALUES ({id_lit}, {}, {}, '{kind}', {}, 'bot', {})",
+            "INSERT INTO actions (table_id, idx, seat, kind, value, source, at{seq_column}) \
+             VALUES ({id_lit}, {}, {}, '{kind}', {}, 'bot', {}{seq})",
             a.index,
             a.seat.index(),
             lit(&value),
@@ -221,7 +242,7 @@ async fn every_stage_survives(kind: &str, db: Db, url: &str, data_dir: &Path) {
     for stage in 1..=count {
         db.migrate_to(kind, stage).await;
         let id = Uuid::new_v4();
-        let played = play_one_hand(40 + stage as u64);
+        let played = play_one_hand(40 + stage as u64, stage);
         insert_shaped(&db, stage, id, &played).await;
         written.push((stage, id, played));
     }
@@ -247,7 +268,15 @@ async fn every_stage_survives(kind: &str, db: Db, url: &str, data_dir: &Path) {
         assert_eq!(east.autopilot, *stage >= 2, "{kind} stage {stage}");
         assert_eq!(east.timeouts, if *stage >= 2 { 2 } else { 0 });
         assert_eq!(stored.epoch, if *stage >= 2 { 2 } else { 0 });
-        let fair = stored.fair.as_ref().map(|f| serde_json::to_string(f).unwrap());
+        let players = serde_json::to_string(&east.players).unwrap();
+        assert_eq!(players, if *stage >= 6 { PLAYERS } else { "[]" }, "{kind} stage {stage}");
+        // Read back, older seeds have no commitments; the rest is as stored.
+        let fair = stored.fair.as_ref().map(|f| {
+            assert_eq!(f.client_commitments, [None; 4], "{kind} stage {stage}");
+            let mut value = serde_json::to_value(f).unwrap();
+            value.as_object_mut().unwrap().remove("client_commitments");
+            value.to_string()
+        });
         assert_eq!(fair, (*stage >= 4).then(|| fair_json(*id)), "{kind} stage {stage}");
         // The summary columns are filled in for rows written before them.
         let s = summaries.iter().find(|s| s.table == *id).unwrap();
@@ -269,6 +298,7 @@ async fn every_stage_survives(kind: &str, db: Db, url: &str, data_dir: &Path) {
             action: Action::Bid(3),
             source: ActionSource::Player,
             at_ms: 9_999,
+            seq: 500,
         };
         journal.append(*id, next).await.unwrap();
         assert_eq!(journal.get(*id).await.unwrap().unwrap().actions.len(), p.actions.len() + 1);

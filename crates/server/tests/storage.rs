@@ -137,6 +137,7 @@ fn seats() -> BySeat<Option<SeatRecord>> {
             autopilot: false,
             timeouts: 0,
             grace_expired: false,
+            players: Vec::new(),
         })
     })
 }
@@ -159,7 +160,10 @@ async fn play_on(journal: &Journal, id: Uuid, mut m: Match, n: usize) -> Match {
         };
         let source = if i.is_multiple_of(3) { ActionSource::Player } else { ActionSource::Bot };
         journal
-            .append(id, ActionRecord { index: i, seat, action, source, at_ms: 1000 + i as u64 })
+            .append(
+                id,
+                ActionRecord { index: i, seat, action, source, at_ms: 1000 + i as u64, seq: 10 + i as u64 },
+            )
             .await
             .unwrap();
         let before = m.results().len();
@@ -229,10 +233,18 @@ async fn fair_seeds_are_stored_and_replay_the_match() {
         journal.seats(id, &seats()).await.unwrap();
         let clients = BySeat([Some(ClientSeed::from_bytes([0xc1; 32])), None, None, None]);
         let seeds = FairSeeds::new(*id.as_bytes(), ServerSeed::from_bytes([0x5e; 32]), clients);
-        journal.start_fair(id, &seeds).await.unwrap();
+        // East committed to a seed it never revealed.
+        let withheld = ClientSeed::from_bytes([0xe5; 32]).commitment(*id.as_bytes(), Seat::East);
+        let commitments = BySeat([None, Some(withheld), None, None]);
+        journal.start_fair(id, &seeds, commitments).await.unwrap();
         let m = play_on(&journal, id, Match::fair(rec.options.rules, seeds.clone()), 60).await;
         let stored = journal.get(id).await.unwrap().unwrap();
-        assert_eq!(stored.fair, Some(FairRecord::of(&seeds)), "{}", journal.kind());
+        assert_eq!(stored.fair, Some(FairRecord::of(&seeds, commitments)), "{}", journal.kind());
+        let north = ClientSeed::from_bytes([0xc1; 32]).commitment(*id.as_bytes(), Seat::North);
+        assert_eq!(
+            stored.fair.as_ref().unwrap().client_commitments,
+            [Some(north), Some(withheld), None, None]
+        );
         assert_eq!(stored.seed, Some(seeds.bot_seed()));
         assert_eq!(spades_server::record::replay(&stored).unwrap(), Some(m.clone()));
         let record = spades_server::record::record(&stored).unwrap();
@@ -344,16 +356,19 @@ async fn corrupt_rows_are_reported_and_the_rest_load() {
             other => panic!("expected a corrupt record, got {other:?}"),
         }
         // The server loads the good table and skips the four others.
-        let state = spades_server::app::state(
-            spades_server::Config::default(),
+        let shutdown = tokio_util::sync::CancellationToken::new();
+        let hosting = spades_server::hosting::Hosting::new(
+            &spades_server::Config::default(),
             journal.clone(),
-            tokio_util::sync::CancellationToken::new(),
+            shutdown.clone(),
+            tokio_util::task::TaskTracker::new(),
+            None,
         );
-        let (restored, skipped) = spades_server::restore::restore_tables(&state).await;
+        let (restored, skipped) = hosting.restore_all().await;
         assert_eq!((restored, skipped), (1, 4));
-        assert!(state.registry.get(&ids[0]).is_some());
-        state.shutdown.cancel();
-        drop(state);
+        assert!(hosting.get(&ids[0]).is_some());
+        shutdown.cancel();
+        drop(hosting);
         drop(journal);
         db.cleanup().await;
     }
@@ -382,7 +397,7 @@ async fn idempotent_writes(journal: &Journal) {
     journal.seats(id, &seats()).await.unwrap();
     journal.start(id, 9).await.unwrap();
     let (seat, bid, other) = first_action(rec.options.rules, 9);
-    let first = ActionRecord { index: 0, seat, action: bid, source: ActionSource::Player, at_ms: 5 };
+    let first = ActionRecord { index: 0, seat, action: bid, source: ActionSource::Player, at_ms: 5, seq: 0 };
     journal.append(id, first).await.unwrap();
     // The same seat and action again, from another source and time: success.
     journal.append(id, ActionRecord { source: ActionSource::Timeout, at_ms: 99, ..first }).await.unwrap();
@@ -444,8 +459,14 @@ async fn a_failing_write_fails_alone_in_its_batch() {
         // Table 0 has its first move stored: the conflicting write will
         // put another action there.
         let (seat0, bid0, other0) = first_action(rules, 0);
-        let first =
-            ActionRecord { index: 0, seat: seat0, action: bid0, source: ActionSource::Player, at_ms: 1 };
+        let first = ActionRecord {
+            index: 0,
+            seat: seat0,
+            action: bid0,
+            source: ActionSource::Player,
+            at_ms: 1,
+            seq: 0,
+        };
         journal.append(tables[0], first).await.unwrap();
         // Hold the write lock so that everything queues up behind the
         // first write and is committed as one batch.
@@ -463,6 +484,7 @@ async fn a_failing_write_fails_alone_in_its_batch() {
                             action: Action::Bid(1),
                             source: ActionSource::Bot,
                             at_ms: 1,
+                            seq: 0,
                         },
                     )
                     .await
@@ -472,8 +494,14 @@ async fn a_failing_write_fails_alone_in_its_batch() {
         let mut tasks = Vec::new();
         let poisoned = Uuid::new_v4();
         let seat = first_action(rules, 1).0;
-        let bad =
-            ActionRecord { index: 0, seat, action: Action::Bid(2), source: ActionSource::Player, at_ms: 2 };
+        let bad = ActionRecord {
+            index: 0,
+            seat,
+            action: Action::Bid(2),
+            source: ActionSource::Player,
+            at_ms: 2,
+            seq: 0,
+        };
         tasks.push((
             poisoned,
             tokio::spawn({
@@ -504,6 +532,7 @@ async fn a_failing_write_fails_alone_in_its_batch() {
                                 action: Action::Bid(2),
                                 source: ActionSource::Bot,
                                 at_ms: 3,
+                                seq: 0,
                             },
                         )
                         .await
@@ -548,7 +577,8 @@ async fn a_hanging_database_answers_within_the_write_timeout() {
         let kind = journal.kind();
         let (id, rec) = started(&journal, 1, 4).await;
         let (seat, bid, _) = first_action(rec.options.rules, 4);
-        let action = ActionRecord { index: 0, seat, action: bid, source: ActionSource::Player, at_ms: 1 };
+        let action =
+            ActionRecord { index: 0, seat, action: bid, source: ActionSource::Player, at_ms: 1, seq: 0 };
         let lock = db.lock().await;
         let began = Instant::now();
         let e = journal.append(id, action).await.unwrap_err();
@@ -730,6 +760,7 @@ async fn call(journal: &Journal, op: Op, id: Uuid) -> Result<(), StorageError> {
                         action: Action::Bid(3),
                         source: ActionSource::Player,
                         at_ms: 1,
+                        seq: 0,
                     },
                 )
                 .await
@@ -914,7 +945,7 @@ async fn hanging_reads_do_not_starve_writes() {
     tokio::time::sleep(Duration::from_millis(300)).await;
     assert!(reads.iter().all(|r| !r.is_finished()), "the reads wait on the lock");
     let (seat, bid, _) = first_action(rec.options.rules, 4);
-    let action = ActionRecord { index: 0, seat, action: bid, source: ActionSource::Player, at_ms: 1 };
+    let action = ActionRecord { index: 0, seat, action: bid, source: ActionSource::Player, at_ms: 1, seq: 0 };
     let began = Instant::now();
     tokio::time::timeout(Duration::from_secs(2), journal.append(id, action))
         .await
@@ -1052,4 +1083,33 @@ async fn commits_are_paced_by_the_commit_interval() {
         drop(journal);
         db.cleanup().await;
     }
+}
+
+/// The SQLite files hold a running match's server seed and the seats'
+/// token hashes: the data directory is this user's only (0700), and so are
+/// the database and its WAL and shared-memory files (0600), also when the
+/// directory was there before with looser modes.
+#[cfg(unix)]
+#[tokio::test]
+async fn the_sqlite_files_are_private_to_the_server_user() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = std::env::temp_dir().join(format!("spades-private-{}", Uuid::new_v4().simple()));
+    let mode = |p: &std::path::Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    for existing in [false, true] {
+        if existing {
+            std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755)).unwrap();
+            std::fs::set_permissions(dir.join("spades.db"), std::fs::Permissions::from_mode(0o644)).unwrap();
+        }
+        let journal = Journal::open("", &dir).await.unwrap();
+        let id = Uuid::new_v4();
+        journal.create_table(&table_record(id, 1)).await.unwrap();
+        assert_eq!(mode(&dir), 0o700, "the data directory");
+        for name in ["spades.db", "spades.db-wal", "spades.db-shm"] {
+            let path = dir.join(name);
+            assert!(path.exists(), "{name}");
+            assert_eq!(mode(&path), 0o600, "{name}");
+        }
+        drop(journal);
+    }
+    let _ = std::fs::remove_dir_all(&dir);
 }

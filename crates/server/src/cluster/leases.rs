@@ -14,7 +14,7 @@ use tracing::{error, info, warn};
 use uuid::Uuid;
 
 use super::Cluster;
-use crate::app::AppState;
+use crate::hosting::Hosting;
 
 /// Most tables claimed in one round.
 const CLAIM_BATCH: usize = 256;
@@ -30,7 +30,7 @@ const DRAIN_WAIT: Duration = Duration::from_secs(5);
 /// held come back first), then starts the loop. Called before the node
 /// serves anything: a table this process creates must not be taken for one
 /// of that earlier process's and claimed a second time.
-pub(super) async fn start(state: AppState, cluster: Arc<Cluster>) -> tokio::task::JoinHandle<()> {
+pub(super) async fn start(hosting: Arc<Hosting>, cluster: Arc<Cluster>) -> tokio::task::JoinHandle<()> {
     if let Ok(mut moved) = cluster.nats.subscribe(cluster.subjects.moved()).await {
         let c = Arc::clone(&cluster);
         tokio::spawn(async move {
@@ -40,30 +40,30 @@ pub(super) async fn start(state: AppState, cluster: Arc<Cluster>) -> tokio::task
         });
     }
     let mut last_renewed = Instant::now();
-    if !state.shutdown.is_cancelled() {
-        round(&state, &cluster, &mut last_renewed, true).await;
+    if !hosting.shutdown().is_cancelled() {
+        round(&hosting, &cluster, &mut last_renewed, true).await;
     }
-    tokio::spawn(run(state, cluster, last_renewed))
+    tokio::spawn(run(hosting, cluster, last_renewed))
 }
 
-async fn run(state: AppState, cluster: Arc<Cluster>, mut last_renewed: Instant) {
+async fn run(hosting: Arc<Hosting>, cluster: Arc<Cluster>, mut last_renewed: Instant) {
     let tick = Duration::from_millis(cluster.lease_ms / 4);
     loop {
         tokio::select! {
-            () = state.shutdown.cancelled() => break,
+            () = hosting.shutdown().cancelled() => break,
             () = tokio::time::sleep(tick) => {}
             () = cluster.claim_now.notified() => {}
         }
-        if state.shutdown.is_cancelled() {
+        if hosting.shutdown().is_cancelled() {
             break;
         }
-        round(&state, &cluster, &mut last_renewed, false).await;
+        round(&hosting, &cluster, &mut last_renewed, false).await;
     }
     drain(&cluster).await;
 }
 
 /// One round of the loop.
-async fn round(state: &AppState, cluster: &Arc<Cluster>, last_renewed: &mut Instant, first: bool) {
+async fn round(hosting: &Arc<Hosting>, cluster: &Arc<Cluster>, last_renewed: &mut Instant, first: bool) {
     let lease = Duration::from_millis(cluster.lease_ms);
     // Tables whose task ended are no longer owned.
     cluster.owned.retain(|_, o| !o.handle.is_closed());
@@ -80,6 +80,7 @@ async fn round(state: &AppState, cluster: &Arc<Cluster>, last_renewed: &mut Inst
     match cluster.leases.renew(&cluster.node, &held, cluster.lease_ms).await {
         Ok(kept) => {
             *last_renewed = Instant::now();
+            cluster.renewed();
             let kept: HashSet<Uuid> = kept.into_iter().collect();
             for (id, _) in held.iter().filter(|(id, _)| !kept.contains(id)) {
                 warn!(table_id = %id, "lease lost to another node: the table stops here");
@@ -103,7 +104,7 @@ async fn round(state: &AppState, cluster: &Arc<Cluster>, last_renewed: &mut Inst
             // Placement and claims compare counts of one instant.
             let counts = cluster
                 .leases
-                .table_counts()
+                .table_counts(cluster.lease_ms)
                 .await
                 .inspect_err(|e| warn!(error = %e, "could not count the cluster's tables"))
                 .ok();
@@ -124,9 +125,9 @@ async fn round(state: &AppState, cluster: &Arc<Cluster>, last_renewed: &mut Inst
     // Claims restore tables (reads and replays): in a task of their own, so
     // that the heartbeat and the renewals keep their pace meanwhile.
     if !cluster.claiming.swap(true, Ordering::AcqRel) {
-        let (s, c) = (Arc::clone(state), Arc::clone(cluster));
+        let (h, c) = (Arc::clone(hosting), Arc::clone(cluster));
         let claims = tokio::spawn(async move {
-            claim(&s, &c, first).await;
+            claim(&h, &c, first).await;
             c.claiming.store(false, Ordering::Release);
         });
         if first {
@@ -165,17 +166,18 @@ async fn tell_relays(cluster: &Cluster) {
 /// Claims tables nobody holds, up to this node's share of the cluster's
 /// tables (plus one), and starts them. At start-up, the tables an earlier
 /// process of this node id held are taken back first.
-async fn claim(state: &AppState, cluster: &Arc<Cluster>, first: bool) {
+async fn claim(hosting: &Hosting, cluster: &Arc<Cluster>, first: bool) {
     if cluster.draining.load(Ordering::Relaxed) {
         return;
     }
     let limit = if first {
         CLAIM_BATCH
     } else {
-        // Counted in this round, before the claims began.
-        let Some(total) = cluster.tables() else { return };
-        let share = (total as usize).div_ceil(cluster.live_nodes());
-        (share + 1).saturating_sub(cluster.owned.len()).min(CLAIM_BATCH)
+        // Counted in this round, before the claims began. (Not the tasks
+        // this node runs: those of finished matches stay until they close
+        // and own nothing to claim against.)
+        let Some(budget) = cluster.claim_budget() else { return };
+        budget.min(CLAIM_BATCH)
     };
     let claimed = match cluster.leases.claim(&cluster.node, limit, cluster.lease_ms, first).await {
         Ok(c) => c,
@@ -188,7 +190,7 @@ async fn claim(state: &AppState, cluster: &Arc<Cluster>, first: bool) {
     // tables of a dead node should all run again within a lease or two.
     futures_util::stream::iter(claimed)
         .for_each_concurrent(RESTORES_AT_ONCE, |c| async move {
-            if let Err(e) = crate::restore::restore_claimed(state, c.table, c.epoch, cluster).await {
+            if let Err(e) = hosting.restore_claimed(c.table, c.epoch).await {
                 // Left claimed and unrenewed: its lease runs out and another
                 // node tries; each attempt is logged.
                 error!(table_id = %c.table, error = %e, "a claimed table could not be restored");

@@ -11,24 +11,28 @@
 //!   owner with their seat tokens; the clients see a pause.
 //! - **REST** answers the same on every node: status from the owner, the
 //!   lobby from every node, new tables placed on the least loaded node when
-//!   this one holds more than its share.
+//!   this one holds more than its share ([`crate::directory`] asks here
+//!   for what is not on this node).
 //!
-//! A single server has none of this (`Shared::cluster` is `None`).
+//! The cluster runs this node's tables through [`Hosting`], the narrow
+//! handle it is given (create, restore, look up), and implements
+//! [`Leasing`] for it: hosting fences each table's writes through it and
+//! tells it of every table started. A single server has none of this.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::time::Duration;
 
 use dashmap::DashMap;
-use spades_protocol::{ErrorCode, TableOptions, TableStatus, TableSummary};
+use spades_protocol::{ErrorCode, TableOptions, TableOwner, TableStatus, TableSummary};
 use tokio_util::sync::CancellationToken;
 use tracing::{info, warn};
 use uuid::Uuid;
 
-use crate::app::AppState;
 use crate::config::Config;
 use crate::error::AppError;
-use crate::storage::{Fence, Journal, Leases, NodeRow, Registered};
+use crate::hosting::{Hosting, Leasing};
+use crate::storage::{Fence, Journal, Leases, NodeRow, Registered, TableCounts};
 use crate::table::TableHandle;
 
 mod leases;
@@ -49,9 +53,8 @@ const LOBBY_WAIT: Duration = Duration::from_millis(400);
 struct Census {
     /// The live nodes, each with the tables it owned at one instant.
     nodes: Vec<NodeRow>,
-    /// Unfinished tables in the cluster, owned or not (`None`: not counted
-    /// this round).
-    tables: Option<u64>,
+    /// The cluster's unfinished tables (`None`: not counted this round).
+    counts: Option<TableCounts>,
 }
 
 /// A table this node owns.
@@ -97,6 +100,10 @@ pub struct Cluster {
     forwarders: AtomicUsize,
     /// A round of claims is under way.
     claiming: AtomicBool,
+    /// When this node last renewed its leases (Unix ms): a node paused
+    /// for longer than half a lease may have lost them, and checks before
+    /// it answers for a table from memory ([`Cluster::still_holds`]).
+    renewed_at: AtomicU64,
 }
 
 impl Cluster {
@@ -165,30 +172,13 @@ impl Cluster {
             claim_now: tokio::sync::Notify::new(),
             forwarders: AtomicUsize::new(0),
             claiming: AtomicBool::new(false),
+            renewed_at: AtomicU64::new(crate::time::now_ms()),
         }))
     }
 
     /// True while the connection to NATS is up (readiness).
     pub fn nats_connected(&self) -> bool {
         self.nats.connection_state() == async_nats::connection::State::Connected
-    }
-
-    /// The fenced journal and stop token of a table this node owns under
-    /// `epoch`; it is counted as owned until its task ends.
-    pub fn own(
-        &self,
-        journal: &Journal,
-        shutdown: &CancellationToken,
-        epoch: u64,
-    ) -> (Journal, CancellationToken) {
-        let stop = shutdown.child_token();
-        let fence = Fence { node: Arc::clone(&self.node), epoch, lease_ms: self.lease_ms };
-        (journal.fenced(fence, stop.clone()), stop)
-    }
-
-    /// Records a started table as owned.
-    pub fn owns(&self, epoch: u64, handle: TableHandle) {
-        self.owned.insert(handle.id(), Owned { epoch, handle });
     }
 
     /// Forgets a table whose task ended.
@@ -198,6 +188,46 @@ impl Cluster {
 
     fn epoch_of(&self, table: Uuid) -> Option<u64> {
         self.owned.get(&table).map(|o| o.epoch)
+    }
+
+    /// The leases were renewed now.
+    fn renewed(&self) {
+        self.renewed_at.store(crate::time::now_ms(), Ordering::Relaxed);
+    }
+
+    /// True while the leases were renewed within half a lease: what this
+    /// node runs is surely still its own.
+    fn leases_fresh(&self) -> bool {
+        crate::time::now_ms().saturating_sub(self.renewed_at.load(Ordering::Relaxed)) < self.lease_ms / 2
+    }
+
+    /// Whether this node still holds `table`'s lease, so that it may answer
+    /// for it from memory. Asked of the database only when the leases were
+    /// not renewed lately (the process was paused, or the database slow);
+    /// a table found lost is stopped at once, before the lease loop would.
+    ///
+    /// # Errors
+    /// When the database cannot say.
+    pub async fn still_holds(&self, table: Uuid) -> Result<bool, crate::storage::StorageError> {
+        let Some(epoch) = self.epoch_of(table) else { return Ok(false) };
+        if self.leases_fresh() {
+            return Ok(true);
+        }
+        let owner = self.leases.owners(&[table]).await?.into_iter().next().map(|(_, o)| o);
+        let held =
+            owner.is_some_and(|o| o.live && o.epoch == epoch && o.node.as_deref() == Some(&*self.node));
+        if !held {
+            warn!(table_id = %table, "the table's lease was lost while this node was away: it stops here");
+            if let Some((_, o)) = self.owned.remove(&table) {
+                o.handle.stop();
+            }
+        }
+        Ok(held)
+    }
+
+    /// This node's id and its lease's epoch of `table`, if it owns it.
+    pub fn owner_of(&self, table: Uuid) -> Option<TableOwner> {
+        Some(TableOwner { node: self.node.to_string(), epoch: self.epoch_of(table)? })
     }
 
     async fn request(&self, node: &str, req: &Request) -> Result<Reply, String> {
@@ -213,130 +243,132 @@ impl Cluster {
     }
 }
 
+impl Leasing for Cluster {
+    /// The fenced journal and stop token of a table this node owns under
+    /// `epoch`; it is counted as owned until its task ends.
+    fn fence(
+        &self,
+        journal: &Journal,
+        shutdown: &CancellationToken,
+        epoch: u64,
+    ) -> (Journal, CancellationToken) {
+        let stop = shutdown.child_token();
+        let fence = Fence { node: Arc::clone(&self.node), epoch, lease_ms: self.lease_ms };
+        (journal.fenced(fence, stop.clone()), stop)
+    }
+
+    /// Records a started table as owned.
+    fn started(&self, epoch: u64, handle: TableHandle) {
+        self.owned.insert(handle.id(), Owned { epoch, handle });
+    }
+}
+
 /// Starts the node's loops: requests from other nodes, frames for relayed
 /// connections, the lobby, and leases (heartbeat, renewal, claims, drain).
 /// The returned task ends once the node has handed its tables over after
-/// `shutdown`.
+/// the server's shutdown.
 ///
 /// # Errors
 /// When NATS refuses the subscriptions.
-pub async fn start(state: &AppState) -> anyhow::Result<tokio::task::JoinHandle<()>> {
-    let Some(cluster) = state.cluster.clone() else { anyhow::bail!("not in cluster mode") };
-    owner::serve(state, &cluster).await?;
-    relay::serve_frames(&cluster).await?;
-    Ok(leases::start(Arc::clone(state), cluster).await)
+pub async fn start(
+    hosting: &Arc<Hosting>,
+    cluster: &Arc<Cluster>,
+) -> anyhow::Result<tokio::task::JoinHandle<()>> {
+    owner::serve(hosting, cluster).await?;
+    relay::serve_frames(cluster).await?;
+    Ok(leases::start(Arc::clone(hosting), Arc::clone(cluster)).await)
 }
 
-/// The table's handle for a connection: the table itself when it is here,
-/// else a relay to its owner; `None` when no node has it.
-pub async fn lookup(state: &AppState, table: Uuid) -> Option<TableHandle> {
-    if let Some(h) = state.registry.get(&table)
-        && !h.is_closed()
-    {
-        return Some(h);
+impl Cluster {
+    /// A relay to `table`, owned by another node; `None` when no node has
+    /// it (unknown, finished or closed).
+    pub async fn relay_for(self: &Arc<Self>, hosting: &Arc<Hosting>, table: Uuid) -> Option<TableHandle> {
+        relay::relay_for(hosting, self, table).await
     }
-    let cluster = state.cluster.as_ref()?;
-    relay::relay_for(state, cluster, table).await
-}
 
-/// A table's public status, from wherever it runs.
-///
-/// # Errors
-/// `table_not_found`, or 503 while the table moves between nodes.
-pub async fn status(state: &AppState, table: Uuid) -> Result<TableStatus, AppError> {
-    let not_found = || AppError::new(ErrorCode::TableNotFound, "no such table");
-    if let Some(h) = state.registry.get(&table)
-        && let Ok(status) = h.status().await
-    {
-        return Ok(status);
+    /// The public status of a table this node does not run, from its owner.
+    ///
+    /// # Errors
+    /// `table_not_found`, or 503 while the table moves between nodes.
+    pub async fn status(&self, hosting: &Hosting, table: Uuid) -> Result<TableStatus, AppError> {
+        let not_found = || AppError::new(ErrorCode::TableNotFound, "no such table");
+        for attempt in 0..3 {
+            let owners = self.leases.owners(&[table]).await.map_err(|e| {
+                warn!(error = %e, "could not read a table's owner");
+                AppError::new(ErrorCode::StorageUnavailable, "storage is unavailable")
+                    .with_status(axum::http::StatusCode::SERVICE_UNAVAILABLE)
+            })?;
+            let Some((_, owner)) = owners.into_iter().next() else { return Err(not_found()) };
+            if owner.done {
+                return Err(not_found());
+            }
+            if let Some(node) = owner.node.filter(|_| owner.live)
+                && node != *self.node
+                && let Ok(Reply::Status { status }) = self.request(&node, &Request::Status { table }).await
+            {
+                return Ok(*status);
+            }
+            if let Some(h) = hosting.get(&table)
+                && !h.stopped()
+                && self.still_holds(table).await.unwrap_or(false)
+                && let Ok(mut status) = h.status().await
+            {
+                status.owner = self.owner_of(table);
+                return Ok(status);
+            }
+            tokio::time::sleep(Duration::from_millis(150 << attempt)).await;
+        }
+        Err(AppError::new(ErrorCode::Internal, "the table is moving to another server: try again")
+            .with_status(axum::http::StatusCode::SERVICE_UNAVAILABLE)
+            .retry_after(Duration::from_secs(1)))
     }
-    let Some(cluster) = state.cluster.as_ref() else { return Err(not_found()) };
-    for attempt in 0..3 {
-        let owners = cluster.leases.owners(&[table]).await.map_err(|e| {
-            warn!(error = %e, "could not read a table's owner");
-            AppError::new(ErrorCode::StorageUnavailable, "storage is unavailable")
-                .with_status(axum::http::StatusCode::SERVICE_UNAVAILABLE)
-        })?;
-        let Some((_, owner)) = owners.into_iter().next() else { return Err(not_found()) };
-        if owner.done {
-            return Err(not_found());
-        }
-        if let Some(node) = owner.node.filter(|_| owner.live)
-            && node != *cluster.node
-            && let Ok(Reply::Status { status }) = cluster.request(&node, &Request::Status { table }).await
-        {
-            return Ok(*status);
-        }
-        if let Some(h) = state.registry.get(&table)
-            && let Ok(status) = h.status().await
-        {
-            return Ok(status);
-        }
-        tokio::time::sleep(Duration::from_millis(150 << attempt)).await;
-    }
-    Err(AppError::new(ErrorCode::Internal, "the table is moving to another server: try again")
-        .with_status(axum::http::StatusCode::SERVICE_UNAVAILABLE)
-        .retry_after(Duration::from_secs(1)))
-}
 
-/// Every table's lobby line: this node's, and every other node's answer
-/// within a short wait.
-pub async fn lobby(state: &AppState) -> Vec<TableSummary> {
-    let mut tables = state.registry.summaries();
-    let Some(cluster) = state.cluster.as_ref() else { return tables };
-    let others = cluster.live_nodes().saturating_sub(1);
-    if others == 0 {
-        return tables;
-    }
-    let inbox = cluster.nats.new_inbox();
-    let Ok(mut answers) = cluster.nats.subscribe(inbox.clone()).await else { return tables };
-    // The question names the asking node, which does not answer itself.
-    let question = cluster.node.as_bytes().to_vec();
-    if cluster.nats.publish_with_reply(cluster.subjects.lobby(), inbox, question.into()).await.is_err() {
-        return tables;
-    }
-    let deadline = tokio::time::Instant::now() + LOBBY_WAIT;
-    let mut heard = 0;
-    while heard < others {
-        use futures_util::StreamExt;
-        let Ok(Some(msg)) = tokio::time::timeout_at(deadline, answers.next()).await else { break };
-        if let Ok(Reply::Lobby { tables: theirs }) = wire::decode(&msg.payload) {
-            heard += 1;
-            tables.extend(theirs);
+    /// The lobby lines of the other nodes' tables: every answer within a
+    /// short wait.
+    pub async fn others_lobby(&self) -> Vec<TableSummary> {
+        let mut tables = Vec::new();
+        let others = self.live_nodes().saturating_sub(1);
+        if others == 0 {
+            return tables;
         }
+        let inbox = self.nats.new_inbox();
+        let Ok(mut answers) = self.nats.subscribe(inbox.clone()).await else { return tables };
+        // The question names the asking node, which does not answer itself.
+        let question = self.node.as_bytes().to_vec();
+        if self.nats.publish_with_reply(self.subjects.lobby(), inbox, question.into()).await.is_err() {
+            return tables;
+        }
+        let deadline = tokio::time::Instant::now() + LOBBY_WAIT;
+        let mut heard = 0;
+        while heard < others {
+            use futures_util::StreamExt;
+            let Ok(Some(msg)) = tokio::time::timeout_at(deadline, answers.next()).await else { break };
+            if let Ok(Reply::Lobby { tables: theirs }) = wire::decode(&msg.payload) {
+                heard += 1;
+                tables.extend(theirs);
+            }
+        }
+        tables
     }
-    // A table moving between nodes may be listed twice for a moment.
-    tables.sort_by_key(|t| t.table);
-    tables.dedup_by_key(|t| t.table);
-    tables
-}
 
-/// Creates a table: here, unless this node holds more than its share of
-/// the cluster's tables; then on the least loaded node.
-///
-/// # Errors
-/// As [`crate::app::Shared::create_table`].
-pub async fn create_table(
-    state: &AppState,
-    name: String,
-    options: TableOptions,
-) -> Result<(Uuid, String), AppError> {
-    if let Some(cluster) = state.cluster.as_ref()
-        && let Some(node) = cluster.placement()
-    {
-        match cluster.request(&node, &Request::Create { name: name.clone(), options }).await {
+    /// Creates a table on the least loaded node when this one holds more
+    /// than its share of the cluster's tables; `None` when it should be
+    /// created here (or the chosen node could not take it).
+    pub async fn place(&self, name: &str, options: TableOptions) -> Option<(Uuid, String)> {
+        let node = self.placement()?;
+        match self.request(&node, &Request::Create { name: name.to_owned(), options }).await {
             Ok(Reply::Created { table, owner_token }) => {
                 crate::metrics::table_placed_elsewhere();
-                cluster.placed_on(&node);
-                return Ok((table, owner_token));
+                self.placed_on(&node);
+                return Some((table, owner_token));
             }
             Ok(Reply::Error { code: ErrorCode::Capacity, message }) => {
                 warn!(node = %node, message, "the chosen node is full: creating here");
             }
             Ok(_) | Err(_) => warn!(node = %node, "could not place a table on another node: creating here"),
         }
+        None
     }
-    state.create_table(name, options).await
 }
 
 impl Cluster {
@@ -364,9 +396,14 @@ impl Cluster {
         self.census.lock().map_or(1, |c| c.nodes.len().max(1))
     }
 
-    /// The cluster's unfinished tables as of the last round, if counted.
-    fn tables(&self) -> Option<u64> {
-        self.census.lock().ok()?.tables
+    /// How many tables to claim this round (`None`: not counted): up to
+    /// this node's share of the cluster's tables (plus one) beyond those it
+    /// holds, and never fewer than its part of the tables nobody holds a
+    /// live lease on, so a dead or drained node's tables always find owners
+    /// in one round whatever the survivors already hold.
+    fn claim_budget(&self) -> Option<usize> {
+        let census = self.census.lock().ok()?;
+        usize::try_from(claim_budget(&self.node, &census.nodes, census.counts.as_ref()?)).ok()
     }
 
     /// Keeps what this round read: the live nodes and, when they could be
@@ -374,17 +411,27 @@ impl Cluster {
     /// (comparing this node's live count with the others' heartbeat counts,
     /// up to a quarter lease old, sent tables away from a node that was only
     /// ahead of their last beats).
-    fn saw(&self, mut nodes: Vec<NodeRow>, counts: Option<(Vec<(String, u64)>, u64)>) {
-        let tables = counts.map(|(owned, total)| {
+    fn saw(&self, mut nodes: Vec<NodeRow>, counts: Option<TableCounts>) {
+        if let Some(c) = &counts {
             for n in &mut nodes {
-                n.tables = owned.iter().find(|(id, _)| *id == n.id).map_or(0, |(_, c)| *c);
+                n.tables = c.owned.iter().find(|(id, _)| *id == n.id).map_or(0, |(_, t)| *t);
             }
-            total
-        });
+            let mine = c.owned.iter().find(|(id, _)| *id == *self.node).map_or(0, |(_, t)| *t);
+            crate::metrics::lease_census(mine, c.unowned_long);
+        }
         if let Ok(mut census) = self.census.lock() {
-            *census = Census { nodes, tables };
+            *census = Census { nodes, counts };
         }
     }
+}
+
+/// How many tables `me` claims in a round (see [`Cluster::claim_budget`]).
+fn claim_budget(me: &str, nodes: &[NodeRow], counts: &TableCounts) -> u64 {
+    let open = nodes.iter().filter(|n| !n.draining).count().max(1) as u64;
+    let mine = nodes.iter().find(|n| *n.id == *me).map_or(0, |n| n.tables);
+    let fair = (counts.total.div_ceil(open) + 1).saturating_sub(mine);
+    let orphans = counts.claimable.div_ceil(open);
+    fair.max(orphans)
 }
 
 /// The node a new table should go to when it is not `me`: `me` holds more
@@ -448,6 +495,31 @@ mod tests {
         let nodes = [row("a", 10, true), row("b", 30, false), row("c", 20, false)];
         assert_eq!(placement("a", &nodes, true).as_deref(), Some("c"));
         assert_eq!(placement("a", &[row("a", 10, true)], true), None);
+    }
+
+    fn counts(total: u64, claimable: u64) -> TableCounts {
+        TableCounts { total, claimable, ..TableCounts::default() }
+    }
+
+    #[test]
+    fn a_dead_nodes_tables_are_always_claimed_whatever_the_survivors_hold() {
+        // Survivors with only finished matches (which own nothing) take the
+        // dead node's two tables between them.
+        let nodes = [row("a", 0, false), row("b", 0, false)];
+        assert!(claim_budget("a", &nodes, &counts(2, 2)) >= 1);
+        assert!(claim_budget("a", &nodes, &counts(2, 2)) + claim_budget("b", &nodes, &counts(2, 2)) >= 2);
+        // A survivor far over its share still takes its part of the orphans.
+        let nodes = [row("a", 9, false), row("b", 0, false)];
+        assert_eq!(claim_budget("a", &nodes, &counts(10, 1)), 1);
+        // Balanced survivors: a share each, every orphan covered.
+        let nodes = [row("a", 10, false), row("b", 10, false)];
+        let (a, b) = (claim_budget("a", &nodes, &counts(30, 10)), claim_budget("b", &nodes, &counts(30, 10)));
+        assert!(a + b >= 10 && a <= 10, "{a} {b}");
+        // Nothing unowned and at its share: nothing to take.
+        assert_eq!(claim_budget("a", &nodes, &counts(20, 0)), 1, "the share plus one");
+        // A draining node is not counted among those who share.
+        let nodes = [row("a", 0, false), row("b", 0, true)];
+        assert_eq!(claim_budget("a", &nodes, &counts(6, 6)), 7);
     }
 
     #[test]

@@ -14,7 +14,7 @@ use uuid::Uuid;
 
 use super::Cluster;
 use super::wire::{self, FrameKind, Reply, Request, WireAttach, WireRole};
-use crate::app::AppState;
+use crate::hosting::Hosting;
 use crate::table::{Attach, ConnId, TableCommand, TableHandle};
 
 /// A connection of another node attached to a table here.
@@ -32,10 +32,10 @@ pub(super) struct RemoteConn {
 ///
 /// # Errors
 /// When NATS refuses a subscription.
-pub(super) async fn serve(state: &AppState, cluster: &Arc<Cluster>) -> anyhow::Result<()> {
+pub(super) async fn serve(hosting: &Arc<Hosting>, cluster: &Arc<Cluster>) -> anyhow::Result<()> {
     let mut requests = cluster.nats.subscribe(cluster.subjects.requests(&cluster.node)).await?;
     let mut lobby = cluster.nats.subscribe(cluster.subjects.lobby()).await?;
-    let (s, c) = (Arc::clone(state), Arc::clone(cluster));
+    let (s, c) = (Arc::clone(hosting), Arc::clone(cluster));
     tokio::spawn(async move {
         while let Some(msg) = requests.next().await {
             let request: Request = match wire::decode(&msg.payload) {
@@ -63,14 +63,14 @@ pub(super) async fn serve(state: &AppState, cluster: &Arc<Cluster>) -> anyhow::R
             });
         }
     });
-    let (s, c) = (Arc::clone(state), Arc::clone(cluster));
+    let (s, c) = (Arc::clone(hosting), Arc::clone(cluster));
     tokio::spawn(async move {
         while let Some(msg) = lobby.next().await {
             let Some(to) = msg.reply else { continue };
             if *msg.payload == *c.node.as_bytes() {
                 continue;
             }
-            let reply = Reply::Lobby { tables: s.registry.summaries() };
+            let reply = Reply::Lobby { tables: s.summaries() };
             let _ = c.nats.publish(to, wire::encode(&reply).into()).await;
         }
     });
@@ -80,11 +80,11 @@ pub(super) async fn serve(state: &AppState, cluster: &Arc<Cluster>) -> anyhow::R
 /// Hands a relayed connection's action or detach to its table.
 fn forward(cluster: &Arc<Cluster>, request: Request) {
     let (table, cmd) = match request {
-        Request::Act { table, origin, conn, req, act } => {
+        Request::Act { table, origin, conn, req, act, resent } => {
             let found = cluster.remote.get(&(origin.clone(), conn)).map(|r| r.clone());
             match found {
                 Some(r) if r.table.id() == table => {
-                    (r.table, TableCommand::Act { conn: r.local, req, act: act.into() })
+                    (r.table, TableCommand::Act { conn: r.local, req, act: act.into(), resent })
                 }
                 // Not attached here (the table stopped to move, or this
                 // node restarted): the relay must attach it again.
@@ -112,23 +112,28 @@ fn forward(cluster: &Arc<Cluster>, request: Request) {
     }
 }
 
-async fn handle(state: &AppState, cluster: &Arc<Cluster>, request: Request) -> Option<Reply> {
+async fn handle(hosting: &Hosting, cluster: &Arc<Cluster>, request: Request) -> Option<Reply> {
     match request {
         Request::Attach { table, origin, conn, how, req, quiet } => {
-            Some(attach(state, cluster, table, origin, conn, how, req, quiet).await)
+            Some(attach(hosting, cluster, table, origin, conn, how, req, quiet).await)
         }
         Request::Act { .. } | Request::Detach { .. } => {
             forward(cluster, request);
             None
         }
-        Request::Status { table } => Some(match state.registry.get(&table) {
-            Some(h) if !h.stopped() => match h.status().await {
-                Ok(status) => Reply::Status { status: Box::new(status) },
-                Err(_) => Reply::NotHere,
-            },
+        Request::Status { table } => Some(match hosting.get(&table) {
+            Some(h) if !h.stopped() && cluster.still_holds(table).await.unwrap_or(false) => {
+                match h.status().await {
+                    Ok(mut status) => {
+                        status.owner = cluster.owner_of(table);
+                        Reply::Status { status: Box::new(status) }
+                    }
+                    Err(_) => Reply::NotHere,
+                }
+            }
             _ => Reply::NotHere,
         }),
-        Request::Create { name, options } => Some(match state.create_table(name, options).await {
+        Request::Create { name, options } => Some(match hosting.create(name, options).await {
             Ok((table, owner_token)) => Reply::Created { table, owner_token },
             Err(e) => Reply::Error { code: e.code, message: e.message.clone() },
         }),
@@ -144,7 +149,7 @@ async fn moved(cluster: &Cluster, origin: &str, conn: ConnId, epoch: u64) {
 
 #[allow(clippy::too_many_arguments)]
 async fn attach(
-    state: &AppState,
+    hosting: &Hosting,
     cluster: &Arc<Cluster>,
     table: Uuid,
     origin: String,
@@ -153,10 +158,10 @@ async fn attach(
     req: Option<u32>,
     quiet: bool,
 ) -> Reply {
-    let (Some(handle), Some(epoch)) = (state.registry.get(&table), cluster.epoch_of(table)) else {
+    let (Some(handle), Some(epoch)) = (hosting.get(&table), cluster.epoch_of(table)) else {
         return Reply::NotHere;
     };
-    if handle.stopped() || handle.is_closed() {
+    if handle.stopped() || handle.is_closed() || !cluster.still_holds(table).await.unwrap_or(false) {
         return Reply::NotHere;
     }
     // The same connection attached again (its relay thought the table had
@@ -165,8 +170,8 @@ async fn attach(
         old.replaced.store(true, Ordering::Relaxed);
         let _ = old.table.send(TableCommand::Detach { conn: old.local }).await;
     }
-    let local = state.next_conn_id();
-    let (outbox, mut frames) = mpsc::channel(state.config.limits.outbox_frames);
+    let local = hosting.next_conn_id();
+    let (outbox, mut frames) = mpsc::channel(hosting.outbox_frames());
     let (tx, rx) = oneshot::channel();
     let cmd = TableCommand::Attach { conn: local, outbox, how: Attach::from(how), req, quiet, reply: tx };
     if handle.send(cmd).await.is_err() {

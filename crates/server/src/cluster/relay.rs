@@ -12,7 +12,7 @@
 //! connections attach to the local table and the relay forwards their
 //! commands to it.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -26,12 +26,16 @@ use uuid::Uuid;
 
 use super::Cluster;
 use super::wire::{self, FrameKind, Reply, Request, WireAct, WireAttach};
-use crate::app::AppState;
+use crate::hosting::Hosting;
 use crate::storage::Owner;
 use crate::table::{Attach, Attached, ConnId, Outbox, TableCommand, TableHandle};
 
 /// How long a relay waits for a table without a live owner to get one.
 const MOVE_WAIT: Duration = Duration::from_secs(20);
+
+/// How long a relay waits for the answers of a table's old owner before it
+/// sends the moves still unanswered to the new one.
+const SETTLE_WAIT: Duration = Duration::from_millis(500);
 
 /// What the rest of the node holds on a relay.
 #[derive(Debug, Clone)]
@@ -72,9 +76,16 @@ pub(super) enum Event {
     /// The owner's table let go of a connection.
     Released(ConnId),
     /// The owner's table (under this epoch) stopped to move.
-    Moved(u64),
+    Moved {
+        /// The connection whose frames ended.
+        conn: ConnId,
+        /// The old owner's epoch.
+        epoch: u64,
+    },
     /// A connection here did not keep up with its frames.
     TooSlow(ConnId),
+    /// A connection attached to a new owner: the others may be behind.
+    Behind,
 }
 
 /// Where the relay sends commands.
@@ -91,11 +102,22 @@ struct Carried {
     outbox: Outbox,
     again: Attach,
     pending: Pending,
+    /// The owner the connection is attached to: when the relay's target
+    /// changes (for this connection or another one), every connection not
+    /// attached to the new target is moved there too.
+    at: Option<Mark>,
 }
+
+/// Which owner a target is: a node and its epoch (`None`: this node).
+type Mark = (Option<String>, u64);
 
 /// The relay for `table`, started if needed; `None` when no node has the
 /// table (unknown, finished or closed).
-pub(super) async fn relay_for(state: &AppState, cluster: &Arc<Cluster>, table: Uuid) -> Option<TableHandle> {
+pub(super) async fn relay_for(
+    hosting: &Arc<Hosting>,
+    cluster: &Arc<Cluster>,
+    table: Uuid,
+) -> Option<TableHandle> {
     if let Some(r) = cluster.relays.get(&table)
         && !r.handle.is_closed()
     {
@@ -120,7 +142,7 @@ pub(super) async fn relay_for(state: &AppState, cluster: &Arc<Cluster>, table: U
             entry.insert(relay_ref.clone());
             let relay = Relay {
                 table,
-                state: Arc::clone(state),
+                hosting: Arc::clone(hosting),
                 cluster: Arc::clone(cluster),
                 rx,
                 events,
@@ -130,7 +152,7 @@ pub(super) async fn relay_for(state: &AppState, cluster: &Arc<Cluster>, table: U
                 stop,
                 idle_since: Some(Instant::now()),
             };
-            state.tracker.spawn(relay.run());
+            hosting.tracker().spawn(relay.run());
             relay_ref
         }
     };
@@ -139,7 +161,7 @@ pub(super) async fn relay_for(state: &AppState, cluster: &Arc<Cluster>, table: U
 
 struct Relay {
     table: Uuid,
-    state: AppState,
+    hosting: Arc<Hosting>,
     cluster: Arc<Cluster>,
     rx: mpsc::Receiver<TableCommand>,
     events: mpsc::UnboundedReceiver<Event>,
@@ -153,7 +175,7 @@ struct Relay {
 impl Relay {
     async fn run(mut self) {
         debug!(table_id = %self.table, "relay started");
-        let shutdown = self.state.shutdown.clone();
+        let shutdown = self.hosting.shutdown().clone();
         loop {
             let idle_end = self.idle_since.map(|t| t + Duration::from_secs(5));
             tokio::select! {
@@ -182,13 +204,20 @@ impl Relay {
                 let pending = Pending::default();
                 let attached = self.attach(conn, &outbox, how, req, quiet, &pending).await;
                 if let Some(a) = &attached {
-                    self.conns.insert(conn, Carried { outbox, again: a.again.clone(), pending });
+                    let at = self.mark();
+                    self.conns.insert(conn, Carried { outbox, again: a.again.clone(), pending, at });
                 }
+                let ok = attached.is_some();
                 let _ = reply.send(attached);
+                // Attaching this one may have found the table with a new
+                // owner: the others follow it there.
+                if ok && self.behind() {
+                    let _ = self.events_tx.send(Event::Behind);
+                }
             }
-            TableCommand::Act { conn, req, act } => match &self.target {
+            TableCommand::Act { conn, req, act, resent } => match &self.target {
                 Some(Target::Local(h)) => {
-                    let _ = h.send(TableCommand::Act { conn, req, act }).await;
+                    let _ = h.send(TableCommand::Act { conn, req, act, resent }).await;
                 }
                 Some(Target::Remote { node, .. }) => {
                     let act = WireAct::from(act);
@@ -203,6 +232,7 @@ impl Relay {
                         conn,
                         req,
                         act,
+                        resent,
                     };
                     self.publish(node, &msg).await;
                 }
@@ -268,7 +298,7 @@ impl Relay {
                     self.rx.close();
                     return;
                 }
-                if self.target_is(&owner) {
+                if self.target_is(&owner) && !self.behind() {
                     return;
                 }
                 self.move_all().await;
@@ -289,7 +319,7 @@ impl Relay {
                     _ => self.move_all().await,
                 }
             }
-            Event::Moved(from) => {
+            Event::Moved { epoch: from, .. } => {
                 // Every connection's forwarder says so: move once. A notice
                 // from an owner older than the current target is stale.
                 let current = match &self.target {
@@ -304,6 +334,11 @@ impl Relay {
                     self.move_all().await;
                 }
             }
+            Event::Behind => {
+                if self.behind() {
+                    self.move_all().await;
+                }
+            }
             Event::TooSlow(conn) => {
                 debug!(table_id = %self.table, conn, "a relayed connection was too slow");
                 self.conns.remove(&conn);
@@ -311,6 +346,21 @@ impl Relay {
                 self.detach_at_target(conn).await;
             }
         }
+    }
+
+    /// The owner the relay sends to now.
+    fn mark(&self) -> Option<Mark> {
+        match &self.target {
+            Some(Target::Remote { node, epoch }) => Some((Some(node.clone()), *epoch)),
+            Some(Target::Local(h)) if !h.is_closed() => Some((None, self.cluster.epoch_of(self.table)?)),
+            _ => None,
+        }
+    }
+
+    /// True when a carried connection is not attached to the relay's target.
+    fn behind(&self) -> bool {
+        let now = self.mark();
+        !self.conns.is_empty() && (now.is_none() || self.conns.values().any(|c| c.at != now))
     }
 
     /// True when the relay's target is `owner`'s live lease.
@@ -326,6 +376,7 @@ impl Relay {
 
     /// Attaches every carried connection to the table's current owner.
     async fn move_all(&mut self) {
+        self.settle_answers().await;
         let Some(target) = self.resolve(MOVE_WAIT).await else {
             warn!(table_id = %self.table, "the table has no owner: its relayed connections are let go");
             self.target = None;
@@ -335,18 +386,27 @@ impl Relay {
             return;
         };
         self.target = Some(target);
+        let now = self.mark();
+        // Every connection not attached to the owner found: all of them when
+        // the table moved, the ones left behind when another one found it.
         let conns: Vec<(ConnId, Outbox, Attach, Pending)> = self
             .conns
             .iter()
+            .filter(|(_, c)| c.at.is_none() || c.at != now)
             .map(|(id, c)| (*id, c.outbox.clone(), c.again.clone(), Arc::clone(&c.pending)))
             .collect();
         info!(table_id = %self.table, connections = conns.len(), "the table moved: attaching again");
         for (conn, outbox, again, pending) in conns {
             if self.attach(conn, &outbox, again, None, true, &pending).await.is_some() {
+                let at = self.mark();
+                if let Some(c) = self.conns.get_mut(&conn) {
+                    c.at = at;
+                }
                 // What the old owner never answered goes to the new one.
                 let unanswered = pending.lock().map(|p| p.clone()).unwrap_or_default();
                 for (req, act) in unanswered {
-                    let cmd = TableCommand::Act { conn, req: Some(req), act: act.clone().into() };
+                    let cmd =
+                        TableCommand::Act { conn, req: Some(req), act: act.clone().into(), resent: true };
                     self.command(cmd).await;
                     if let Ok(mut p) = pending.lock() {
                         // `command` recorded it again if it went remote.
@@ -363,12 +423,50 @@ impl Relay {
         }
     }
 
+    /// Before moves that were never answered go to the table's next owner,
+    /// the old owner's last frames get a moment to arrive. An owner that
+    /// hands its tables over (a drain) sends every answer before its notice
+    /// that the table moved, but the lease row that says so can be read
+    /// here first; a move it answered must not be sent again (the next owner
+    /// would refuse it as made already). A dead owner sends nothing: the
+    /// wait ends after [`SETTLE_WAIT`].
+    async fn settle_answers(&mut self) {
+        let waiting = |r: &Relay, noticed: &HashSet<ConnId>| {
+            r.conns
+                .iter()
+                .any(|(id, c)| !noticed.contains(id) && c.pending.lock().is_ok_and(|p| !p.is_empty()))
+        };
+        let mut noticed = HashSet::new();
+        if !waiting(self, &noticed) {
+            return;
+        }
+        let deadline = Instant::now() + SETTLE_WAIT;
+        let mut later = Vec::new();
+        while waiting(self, &noticed) {
+            match tokio::time::timeout_at(deadline, self.events.recv()).await {
+                Ok(Some(Event::Moved { conn, .. })) => {
+                    noticed.insert(conn);
+                }
+                Ok(Some(event)) => {
+                    if let Event::Released(conn) = event {
+                        noticed.insert(conn);
+                    }
+                    later.push(event);
+                }
+                Ok(None) | Err(_) => break,
+            }
+        }
+        for event in later {
+            let _ = self.events_tx.send(event);
+        }
+    }
+
     /// The table's owner now, waiting up to `wait` for one while the table
     /// moves; `None` when nobody has it by then (or it is over).
     async fn resolve(&self, wait: Duration) -> Option<Target> {
         let deadline = Instant::now() + wait;
         loop {
-            if let Some(h) = self.state.registry.get(&self.table)
+            if let Some(h) = self.hosting.get(&self.table)
                 && !h.is_closed()
             {
                 return Some(Target::Local(h));
@@ -384,7 +482,7 @@ impl Relay {
                     return Some(Target::Remote { node, epoch: owner.epoch });
                 }
             }
-            if Instant::now() >= deadline || self.state.shutdown.is_cancelled() {
+            if Instant::now() >= deadline || self.hosting.shutdown().is_cancelled() {
                 return None;
             }
             tokio::time::sleep(Duration::from_millis(100)).await;
@@ -403,7 +501,7 @@ impl Relay {
         pending: &Pending,
     ) -> Option<Attached> {
         let deadline = Instant::now() + MOVE_WAIT;
-        while Instant::now() < deadline && !self.state.shutdown.is_cancelled() {
+        while Instant::now() < deadline && !self.hosting.shutdown().is_cancelled() {
             let target = match self.target.clone().filter(|t| !matches!(t, Target::Local(h) if h.is_closed()))
             {
                 Some(t) => t,
@@ -415,6 +513,9 @@ impl Relay {
             };
             match target {
                 Target::Local(h) => {
+                    // Frames of a remote owner the connection had are no
+                    // longer its own: the table here writes to it now.
+                    self.cluster.links.remove(&conn);
                     let (tx, rx) = oneshot::channel();
                     let cmd = TableCommand::Attach {
                         conn,
@@ -550,7 +651,7 @@ pub(super) async fn serve_frames(cluster: &Arc<Cluster>) -> anyhow::Result<()> {
                     let _ = link.events.send(Event::Released(conn));
                 }
                 FrameKind::Moved => {
-                    let _ = link.events.send(Event::Moved(epoch));
+                    let _ = link.events.send(Event::Moved { conn, epoch });
                 }
                 FrameKind::Frame => {
                     let Ok(frame) = axum::extract::ws::Utf8Bytes::try_from(msg.payload.slice(at..)) else {

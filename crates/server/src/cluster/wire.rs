@@ -63,15 +63,22 @@ impl Subjects {
 #[derive(Serialize, Deserialize, Clone, PartialEq, Eq)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub(crate) enum WireAttach {
-    Join { name: String, seat: Option<Seat> },
-    Resume { token: String },
+    Join {
+        name: String,
+        seat: Option<Seat>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        invite: Option<String>,
+    },
+    Resume {
+        token: String,
+    },
     Watch,
 }
 
 impl From<Attach> for WireAttach {
     fn from(a: Attach) -> WireAttach {
         match a {
-            Attach::Join { name, seat } => WireAttach::Join { name, seat },
+            Attach::Join { name, seat, invite } => WireAttach::Join { name, seat, invite },
             Attach::Resume { token } => WireAttach::Resume { token },
             Attach::Watch => WireAttach::Watch,
         }
@@ -81,7 +88,7 @@ impl From<Attach> for WireAttach {
 impl From<WireAttach> for Attach {
     fn from(a: WireAttach) -> Attach {
         match a {
-            WireAttach::Join { name, seat } => Attach::Join { name, seat },
+            WireAttach::Join { name, seat, invite } => Attach::Join { name, seat, invite },
             WireAttach::Resume { token } => Attach::Resume { token },
             WireAttach::Watch => Attach::Watch,
         }
@@ -92,17 +99,51 @@ impl From<WireAttach> for Attach {
 #[derive(Serialize, Deserialize, Clone, PartialEq, Eq)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub(crate) enum WireAct {
-    Bid { bid: u8 },
-    Play { card: Card },
+    Bid {
+        bid: u8,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        seq: Option<u64>,
+    },
+    Play {
+        card: Card,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        seq: Option<u64>,
+    },
     TakeOver,
     Leave,
     Closing,
     Sync,
-    Start { owner_token: String },
-    AddBots { owner_token: String },
-    Seed { seed: spades_engine::ClientSeed },
-    Chat { text: String },
-    Rematch { ready: bool },
+    Start {
+        owner_token: String,
+    },
+    AddBots {
+        owner_token: String,
+    },
+    RemoveBot {
+        owner_token: String,
+        seat: Seat,
+    },
+    MoveSeat {
+        owner_token: String,
+        from: Seat,
+        to: Seat,
+    },
+    Invite {
+        owner_token: String,
+        seat: Seat,
+    },
+    Seed {
+        seed: spades_engine::ClientSeed,
+    },
+    CommitSeed {
+        commitment: spades_engine::Commitment,
+    },
+    Chat {
+        text: String,
+    },
+    Rematch {
+        ready: bool,
+    },
 }
 
 /// As [`Act`]'s: owner tokens are never printed.
@@ -115,15 +156,19 @@ impl std::fmt::Debug for WireAct {
 impl From<Act> for WireAct {
     fn from(a: Act) -> WireAct {
         match a {
-            Act::Bid(bid) => WireAct::Bid { bid },
-            Act::Play(card) => WireAct::Play { card },
+            Act::Bid(bid, seq) => WireAct::Bid { bid, seq },
+            Act::Play(card, seq) => WireAct::Play { card, seq },
             Act::TakeOver => WireAct::TakeOver,
             Act::Leave => WireAct::Leave,
             Act::Closing => WireAct::Closing,
             Act::Sync => WireAct::Sync,
             Act::Start { owner_token } => WireAct::Start { owner_token },
             Act::AddBots { owner_token } => WireAct::AddBots { owner_token },
+            Act::RemoveBot { owner_token, seat } => WireAct::RemoveBot { owner_token, seat },
+            Act::MoveSeat { owner_token, from, to } => WireAct::MoveSeat { owner_token, from, to },
+            Act::Invite { owner_token, seat } => WireAct::Invite { owner_token, seat },
             Act::Seed(seed) => WireAct::Seed { seed },
+            Act::CommitSeed(commitment) => WireAct::CommitSeed { commitment },
             Act::Chat(text) => WireAct::Chat { text },
             Act::Rematch(ready) => WireAct::Rematch { ready },
         }
@@ -133,15 +178,19 @@ impl From<Act> for WireAct {
 impl From<WireAct> for Act {
     fn from(a: WireAct) -> Act {
         match a {
-            WireAct::Bid { bid } => Act::Bid(bid),
-            WireAct::Play { card } => Act::Play(card),
+            WireAct::Bid { bid, seq } => Act::Bid(bid, seq),
+            WireAct::Play { card, seq } => Act::Play(card, seq),
             WireAct::TakeOver => Act::TakeOver,
             WireAct::Leave => Act::Leave,
             WireAct::Closing => Act::Closing,
             WireAct::Sync => Act::Sync,
             WireAct::Start { owner_token } => Act::Start { owner_token },
             WireAct::AddBots { owner_token } => Act::AddBots { owner_token },
+            WireAct::RemoveBot { owner_token, seat } => Act::RemoveBot { owner_token, seat },
+            WireAct::MoveSeat { owner_token, from, to } => Act::MoveSeat { owner_token, from, to },
+            WireAct::Invite { owner_token, seat } => Act::Invite { owner_token, seat },
             WireAct::Seed { seed } => Act::Seed(seed),
+            WireAct::CommitSeed { commitment } => Act::CommitSeed(commitment),
             WireAct::Chat { text } => Act::Chat(text),
             WireAct::Rematch { ready } => Act::Rematch(ready),
         }
@@ -182,11 +231,36 @@ impl From<WireRole> for Role {
 #[derive(Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub(crate) enum Request {
-    Attach { table: Uuid, origin: String, conn: u64, how: WireAttach, req: Option<u32>, quiet: bool },
-    Act { table: Uuid, origin: String, conn: u64, req: Option<u32>, act: WireAct },
-    Detach { table: Uuid, origin: String, conn: u64 },
-    Status { table: Uuid },
-    Create { name: String, options: TableOptions },
+    Attach {
+        table: Uuid,
+        origin: String,
+        conn: u64,
+        how: WireAttach,
+        req: Option<u32>,
+        quiet: bool,
+    },
+    Act {
+        table: Uuid,
+        origin: String,
+        conn: u64,
+        req: Option<u32>,
+        act: WireAct,
+        /// Sent again after the table changed hands.
+        #[serde(default)]
+        resent: bool,
+    },
+    Detach {
+        table: Uuid,
+        origin: String,
+        conn: u64,
+    },
+    Status {
+        table: Uuid,
+    },
+    Create {
+        name: String,
+        options: TableOptions,
+    },
 }
 
 /// A node's answer.
@@ -336,13 +410,14 @@ mod tests {
             origin: "b".into(),
             conn: 3,
             req: Some(4),
-            act: WireAct::Play { card: "QH".parse().unwrap() },
+            act: WireAct::Play { card: "QH".parse().unwrap(), seq: Some(9) },
+            resent: false,
         };
         let bytes = encode(&r);
         let back: Request = decode(&bytes).unwrap();
         match back {
-            Request::Act { conn, req, act: WireAct::Play { card }, .. } => {
-                assert_eq!((conn, req, card.to_string()), (3, Some(4), "QH".to_owned()));
+            Request::Act { conn, req, act: WireAct::Play { card, seq }, .. } => {
+                assert_eq!((conn, req, card.to_string(), seq), (3, Some(4), "QH".to_owned(), Some(9)));
             }
             _ => panic!("another request"),
         }
@@ -358,18 +433,27 @@ mod tests {
     #[test]
     fn acts_and_attaches_survive_the_wire() {
         for act in [
-            Act::Bid(0),
+            Act::Bid(0, Some(7)),
             Act::TakeOver,
             Act::Leave,
             Act::Closing,
             Act::Start { owner_token: "t".into() },
             Act::AddBots { owner_token: "u".into() },
+            Act::RemoveBot { owner_token: "v".into(), seat: Seat::East },
+            Act::MoveSeat { owner_token: "w".into(), from: Seat::North, to: Seat::West },
+            Act::Invite { owner_token: "x".into(), seat: Seat::South },
         ] {
             let wire = WireAct::from(act.clone());
             assert!(WireAct::from(Act::from(wire.clone())) == wire);
         }
-        let a = WireAttach::from(Attach::Join { name: "Ann".into(), seat: Some(Seat::East) });
+        let a = WireAttach::from(Attach::Join { name: "Ann".into(), seat: Some(Seat::East), invite: None });
         assert!(WireAttach::from(Attach::from(a.clone())) == a);
+        let invited =
+            WireAttach::from(Attach::Join { name: "Dee".into(), seat: None, invite: Some("code".into()) });
+        assert!(WireAttach::from(Attach::from(invited.clone())) == invited);
+        // A node that knows no invitations reads a join without one.
+        let old: WireAttach = serde_json::from_str(r#"{"kind":"join","name":"Ann","seat":null}"#).unwrap();
+        assert!(matches!(Attach::from(old), Attach::Join { invite: None, .. }));
         assert_eq!(Role::from(WireRole::from(Role::Left(Seat::West))), Role::Left(Seat::West));
     }
 }

@@ -29,6 +29,20 @@ pub struct Claimed {
     pub epoch: u64,
 }
 
+/// The cluster's unfinished tables, counted at one instant.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct TableCounts {
+    /// Each node's tables held by a live lease.
+    pub owned: Vec<(String, u64)>,
+    /// Every unfinished table, owned or not.
+    pub total: u64,
+    /// Tables nobody holds a live lease on: never owned, handed over, or
+    /// of a node whose lease ran out. Some node must claim them.
+    pub claimable: u64,
+    /// Of those, the ones without a live owner for longer than a lease.
+    pub unowned_long: u64,
+}
+
 /// Who owns a table.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Owner {
@@ -288,7 +302,7 @@ impl Leases {
         Ok(self
             .timed(
                 sqlx::query(
-                    "UPDATE tables SET owner_node = NULL, lease_until = NULL \
+                    "UPDATE tables SET owner_node = NULL, lease_until = spades_now_ms() \
                      WHERE owner_node = $1 AND finished_at IS NULL AND closed_at IS NULL",
                 )
                 .bind(node)
@@ -324,21 +338,32 @@ impl Leases {
     }
 
     /// The unfinished, unclosed tables of the whole cluster, counted at one
-    /// instant: how many each node owns (the heartbeat rows' counts are each
-    /// as old as their node's last beat), and how many in all, unowned ones
-    /// included.
-    pub async fn table_counts(&self) -> Result<(Vec<(String, u64)>, u64), StorageError> {
-        let rows: Vec<(Option<String>, i64)> = self
+    /// instant (the heartbeat rows' counts are each as old as their node's
+    /// last beat), with `lease_ms` the cluster's lease.
+    pub async fn table_counts(&self, lease_ms: u64) -> Result<TableCounts, StorageError> {
+        let rows: Vec<(Option<String>, i64, i64, i64)> = self
             .timed(
                 sqlx::query_as(
-                    "SELECT owner_node, count(*) FROM tables \
-                     WHERE finished_at IS NULL AND closed_at IS NULL GROUP BY owner_node",
+                    "SELECT owner_node, count(*), \
+                            count(*) FILTER (WHERE owner_node IS NULL OR lease_until IS NULL \
+                                             OR lease_until < spades_now_ms()), \
+                            count(*) FILTER (WHERE coalesce(lease_until, 0) < spades_now_ms() - $1) \
+                     FROM tables WHERE finished_at IS NULL AND closed_at IS NULL GROUP BY owner_node",
                 )
+                .bind(lease_ms as i64)
                 .fetch_all(&self.pool),
             )
             .await?;
-        let total = rows.iter().map(|(_, n)| to_u64(*n)).sum();
-        let owned = rows.into_iter().filter_map(|(node, n)| Some((node?, to_u64(n)))).collect();
-        Ok((owned, total))
+        let mut counts = TableCounts::default();
+        for (node, n, claimable, unowned) in rows {
+            counts.total += to_u64(n);
+            counts.claimable += to_u64(claimable);
+            counts.unowned_long += to_u64(unowned);
+            if let Some(node) = node {
+                // Held by a live lease: the node's own tables.
+                counts.owned.push((node, to_u64(n) - to_u64(claimable)));
+            }
+        }
+        Ok(counts)
     }
 }

@@ -34,17 +34,15 @@ impl MemoryStore {
                 hands: Vec::new(),
                 result: None,
                 epoch: 0,
+                closed: false,
             });
-            return Ok(0);
-        }
-        if let WriteOp::Close { table, .. } = op {
-            tables.remove(table);
             return Ok(0);
         }
         let id = op.table();
         let t = tables.get_mut(&id).ok_or_else(|| missing(id))?;
         match op {
-            WriteOp::Table(_) | WriteOp::Close { .. } => {}
+            WriteOp::Table(_) => {}
+            WriteOp::Close { .. } => t.closed = true,
             WriteOp::Seats(_, seats) => t.seats = seats.clone(),
             WriteOp::Start { seed, fair, .. } => {
                 t.seed = Some(*seed);
@@ -72,7 +70,8 @@ impl MemoryStore {
 
     pub(super) fn unfinished(&self) -> Vec<StoredTable> {
         let Ok(tables) = self.tables.lock() else { return Vec::new() };
-        let mut v: Vec<StoredTable> = tables.values().filter(|t| t.result.is_none()).cloned().collect();
+        let mut v: Vec<StoredTable> =
+            tables.values().filter(|t| t.result.is_none() && !t.closed).cloned().collect();
         v.sort_by_key(|t| (t.table.created_at_ms, t.table.id));
         v
     }
@@ -83,7 +82,7 @@ impl MemoryStore {
 
     pub(super) fn recent(&self, limit: usize) -> Vec<StoredTable> {
         let Ok(tables) = self.tables.lock() else { return Vec::new() };
-        let mut v: Vec<StoredTable> = tables.values().filter(|t| t.seed.is_some()).cloned().collect();
+        let mut v: Vec<StoredTable> = tables.values().filter(|t| listed(t)).cloned().collect();
         v.sort_by_key(|t| std::cmp::Reverse((t.table.created_at_ms, t.table.id)));
         v.truncate(limit);
         v
@@ -92,4 +91,9 @@ impl MemoryStore {
     pub(super) fn recent_summaries(&self, limit: usize) -> Vec<MatchSummary> {
         self.recent(limit).iter().map(summary_of).collect()
     }
+}
+
+/// In the match lists: started, and unless abandoned, a person made a move.
+fn listed(t: &StoredTable) -> bool {
+    t.seed.is_some() && (!t.abandoned() || t.has_player_move())
 }

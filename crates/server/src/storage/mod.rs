@@ -14,7 +14,7 @@ use serde::{Deserialize, Serialize};
 use spades_engine::{
     Action, BySeat, ClientSeed, Commitment, FairSeeds, HandResult, MatchResult, Seat, ServerSeed,
 };
-use spades_protocol::{ActionSource, MatchSummary, RecordSeat, SeatKind, TableOptions};
+use spades_protocol::{ActionSource, MatchSummary, RecordSeat, SeatKind, SeatPlayer, TableOptions};
 use uuid::Uuid;
 
 mod faults;
@@ -23,7 +23,7 @@ mod memory;
 mod sql;
 
 pub use faults::{Faults, Op};
-pub use lease::{Claimed, Leases, NodeRow, Owner, Registered};
+pub use lease::{Claimed, Leases, NodeRow, Owner, Registered, TableCounts};
 pub use memory::MemoryStore;
 use sql::WriteOp;
 pub use sql::{SqlStore, execute_raw};
@@ -77,6 +77,10 @@ pub struct SeatRecord {
     /// The absent player's grace period has run out.
     #[serde(default)]
     pub grace_expired: bool,
+    /// The people who played the seat before and since a hand-over, with
+    /// the first hand of each (empty when one player, or a bot, had it).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub players: Vec<SeatPlayer>,
 }
 
 /// One accepted action.
@@ -92,6 +96,10 @@ pub struct ActionRecord {
     pub source: ActionSource,
     /// When, Unix ms.
     pub at_ms: u64,
+    /// The `seq` of the frame that showed it (0: not known, for actions
+    /// stored before moves carried their turn's `seq`).
+    #[serde(default)]
+    pub seq: u64,
 }
 
 /// A fair match's seeds as the log keeps them (`tables.fair`, JSON), fixed
@@ -106,16 +114,26 @@ pub struct FairRecord {
     pub commitment: Commitment,
     /// Each seat's seed, North first.
     pub client_seeds: [Option<ClientSeed>; 4],
+    /// Each seat's commitment to its seed (a seat may have committed and
+    /// never revealed); absent in records stored before commitments.
+    #[serde(default)]
+    pub client_commitments: [Option<Commitment>; 4],
 }
 
 impl FairRecord {
-    /// The record of `seeds`.
-    pub fn of(seeds: &FairSeeds) -> FairRecord {
+    /// The record of `seeds`, with each seat's commitment: those given, and
+    /// for a seed without one, the seed's own.
+    pub fn of(seeds: &FairSeeds, commitments: BySeat<Option<Commitment>>) -> FairRecord {
+        let table = *seeds.table();
         FairRecord {
             version: spades_engine::FAIR_VERSION,
             server_seed: *seeds.server_seed(),
             commitment: seeds.commitment(),
             client_seeds: seeds.client_seeds().0,
+            client_commitments: BySeat::new_with(|seat| {
+                commitments[seat].or_else(|| seeds.client_seeds()[seat].map(|s| s.commitment(table, seat)))
+            })
+            .0,
         }
     }
 
@@ -154,6 +172,22 @@ pub struct StoredTable {
     pub result: Option<MatchResult>,
     /// How many times the table has been restored ([`Journal::bump_epoch`]).
     pub epoch: u64,
+    /// The table was closed ([`Journal::close`]): unused, or a match nobody
+    /// was at any more. A closed table is not restored.
+    pub closed: bool,
+}
+
+impl StoredTable {
+    /// A started match that was closed before it ended: nobody was at the
+    /// table any more.
+    pub fn abandoned(&self) -> bool {
+        self.closed && self.result.is_none() && self.seed.is_some()
+    }
+
+    /// True when a person, not the table, chose one of its moves.
+    pub fn has_player_move(&self) -> bool {
+        self.actions.iter().any(|a| a.source == ActionSource::Player)
+    }
 }
 
 /// A storage failure.
@@ -226,6 +260,12 @@ pub struct StoreOptions {
     /// quiet spell commits at once. Zero: commit as soon as the last commit
     /// is done.
     pub commit_interval: Duration,
+    /// PostgreSQL: the server ends a session of this process that sits in
+    /// an open transaction longer than this (`idle_in_transaction_session_timeout`),
+    /// so a process paused mid-transaction (SIGSTOP, a frozen VM) does not
+    /// hold its row locks, and with them its tables, from the other nodes
+    /// of a cluster. `None`: the database's own setting.
+    pub idle_in_transaction: Option<Duration>,
 }
 
 impl Default for StoreOptions {
@@ -235,6 +275,7 @@ impl Default for StoreOptions {
             acquire_timeout: Duration::from_secs(3),
             read_timeout: Duration::from_secs(2),
             commit_interval: Duration::ZERO,
+            idle_in_transaction: None,
         }
     }
 }
@@ -385,7 +426,7 @@ impl Journal {
     /// # Errors
     /// When the log cannot be written.
     pub async fn start(&self, table: Uuid, seed: u64) -> Result<(), StorageError> {
-        self.write(Op::Start, WriteOp::Start { table, seed, fair: None, at: crate::table::now_ms() })
+        self.write(Op::Start, WriteOp::Start { table, seed, fair: None, at: crate::time::now_ms() })
             .await
             .map(drop)
     }
@@ -395,9 +436,14 @@ impl Journal {
     ///
     /// # Errors
     /// When the log cannot be written.
-    pub async fn start_fair(&self, table: Uuid, seeds: &FairSeeds) -> Result<(), StorageError> {
-        let fair = Some(FairRecord::of(seeds));
-        let op = WriteOp::Start { table, seed: seeds.bot_seed(), fair, at: crate::table::now_ms() };
+    pub async fn start_fair(
+        &self,
+        table: Uuid,
+        seeds: &FairSeeds,
+        commitments: BySeat<Option<Commitment>>,
+    ) -> Result<(), StorageError> {
+        let fair = Some(FairRecord::of(seeds, commitments));
+        let op = WriteOp::Start { table, seed: seeds.bot_seed(), fair, at: crate::time::now_ms() };
         self.write(Op::Start, op).await.map(drop)
     }
 
@@ -427,7 +473,7 @@ impl Journal {
     /// # Errors
     /// When the log cannot be written.
     pub async fn finish(&self, table: Uuid, result: &MatchResult) -> Result<(), StorageError> {
-        self.write(Op::Finish, WriteOp::Finish { table, result: *result, at: crate::table::now_ms() })
+        self.write(Op::Finish, WriteOp::Finish { table, result: *result, at: crate::time::now_ms() })
             .await
             .map(drop)
     }
@@ -437,7 +483,7 @@ impl Journal {
     /// # Errors
     /// When the log cannot be written.
     pub async fn close(&self, table: Uuid) -> Result<(), StorageError> {
-        self.write(Op::Close, WriteOp::Close { table, at: crate::table::now_ms() }).await.map(drop)
+        self.write(Op::Close, WriteOp::Close { table, at: crate::time::now_ms() }).await.map(drop)
     }
 
     /// Durably increments the table's epoch and returns the new value (1
@@ -493,7 +539,7 @@ impl Journal {
     }
 
     /// The lines of the recent-matches list, newest first: what
-    /// [`crate::record::summary`] gives for [`Journal::recent`], read from
+    /// `record::summary` gives for [`Journal::recent`], read from
     /// the summary columns in one query, without replaying any log.
     ///
     /// # Errors
@@ -523,7 +569,7 @@ impl Journal {
 
 /// The public line of a seat in match lists and records.
 fn record_seat(seat: Seat, s: &SeatRecord) -> RecordSeat {
-    RecordSeat { seat, name: s.name.clone(), kind: s.kind, left: s.left }
+    RecordSeat { seat, name: s.name.clone(), kind: s.kind, left: s.left, players: s.players.clone() }
 }
 
 /// A summary from stored rows alone: the counts and scores of the stored
@@ -541,6 +587,7 @@ fn summary_of(stored: &StoredTable) -> MatchSummary {
         hands_played: stored.hands.len(),
         scores: stored.hands.last().map_or([0, 0], |h| h.scores().0),
         result: stored.result,
+        abandoned: stored.abandoned(),
     }
 }
 

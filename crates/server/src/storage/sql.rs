@@ -204,9 +204,25 @@ impl SqlStore {
             StorageError::Database(scrub(&format!("connecting to {location}: {e}{}", tls_hint(&e)), url))
         };
         let (pool, write_pool) = if url.starts_with("postgres://") || url.starts_with("postgresql://") {
-            let pool_options =
-                |max| PgPoolOptions::new().max_connections(max).acquire_timeout(options.acquire_timeout);
-            let pool = pool_options(8).connect(url).await.map_err(connect_failed)?;
+            let idle = options.idle_in_transaction.map(|d| d.as_millis().max(1));
+            let pool_options = move |max, extra: &'static str| {
+                PgPoolOptions::new()
+                    .max_connections(max)
+                    .acquire_timeout(options.acquire_timeout)
+                    .after_connect(move |conn, _| {
+                        Box::pin(async move {
+                            if let Some(ms) = idle {
+                                let set = format!("SET idle_in_transaction_session_timeout = {ms}");
+                                sqlx::raw_sql(sqlx::AssertSqlSafe(set)).execute(&mut *conn).await?;
+                            }
+                            if !extra.is_empty() {
+                                sqlx::raw_sql(extra).execute(&mut *conn).await?;
+                            }
+                            Ok(())
+                        })
+                    })
+            };
+            let pool = pool_options(8, "").connect(url).await.map_err(connect_failed)?;
             sqlx::migrate!("../../migrations/postgres")
                 .run(&pool)
                 .await
@@ -215,21 +231,15 @@ impl SqlStore {
             // prepared statements keep the plan chosen on first use, and a
             // plan chosen while `tables` was small scanned the whole table
             // for every move once it had grown: no sequential scans here.
-            let write_pool = pool_options(2)
-                .after_connect(|conn, _| {
-                    Box::pin(async move {
-                        sqlx::raw_sql("SET enable_seqscan = off").execute(conn).await.map(drop)
-                    })
-                })
-                .connect(url)
-                .await
-                .map_err(connect_failed)?;
+            let write_pool =
+                pool_options(2, "SET enable_seqscan = off").connect(url).await.map_err(connect_failed)?;
             (Pool::Postgres(pool), Pool::Postgres(write_pool))
         } else {
             let connect_options = if url.is_empty() {
                 std::fs::create_dir_all(data_dir).map_err(|e| {
                     StorageError::Database(format!("creating the data directory {}: {e}", data_dir.display()))
                 })?;
+                keep_private(data_dir)?;
                 SqliteConnectOptions::new().filename(data_dir.join("spades.db"))
             } else {
                 SqliteConnectOptions::from_str(url).map_err(|e| named("opening", &e))?
@@ -396,8 +406,21 @@ impl SqlStore {
             .await?;
         let mut out: Vec<MatchSummary> = Vec::new();
         for row in rows {
-            let (id, name, created_at, result, hands_played, score_ns, score_ew, seat, seat_name, kind, left) =
-                row;
+            let (
+                id,
+                name,
+                created_at,
+                result,
+                hands_played,
+                score_ns,
+                score_ew,
+                closed_at,
+                seat,
+                seat_name,
+                kind,
+                left,
+                players,
+            ) = row;
             let t = id.as_str();
             let fresh = out.last().is_none_or(|s: &MatchSummary| s.table.to_string() != id);
             if fresh {
@@ -421,17 +444,24 @@ impl SqlStore {
                     hands_played: usize::try_from(hands_played)
                         .map_err(|_| corrupt(t, "negative hand count"))?,
                     scores: [score(score_ns)?, score(score_ew)?],
+                    abandoned: closed_at.is_some() && result.is_none(),
                     result,
                 });
             }
             if let (Some(seat), Some(seat_name), Some(kind), Some(left), Some(summary)) =
                 (seat, seat_name, kind, left, out.last_mut())
             {
+                let players = match players {
+                    Some(json) => serde_json::from_str(&json)
+                        .map_err(|e| corrupt(t, format!("unreadable players: {e}")))?,
+                    None => Vec::new(),
+                };
                 summary.seats.push(RecordSeat {
                     seat: seat_of(t, seat)?,
                     name: seat_name,
                     kind: seat_kind(t, &kind)?,
                     left: left != 0,
+                    players,
                 });
             }
         }
@@ -555,11 +585,13 @@ struct TableRow {
     result: Option<String>,
     epoch: i64,
     fair: Option<String>,
+    closed: bool,
 }
 
-/// seat, name, kind, token_hash, has_left, autopilot, timeouts, grace_expired
-type SeatRow = (i64, String, String, Option<String>, i64, i64, i64, i64);
-type ActionRow = (i64, i64, String, String, String, i64);
+/// seat, name, kind, token_hash, has_left, autopilot, timeouts, grace_expired, players
+type SeatRow = (i64, String, String, Option<String>, i64, i64, i64, i64, Option<String>);
+/// idx, seat, kind, value, source, at, seq
+type ActionRow = (i64, i64, String, String, String, i64, i64);
 type HandRow = (i64, String);
 /// A table's summary columns joined with one of its seats (none: NULLs).
 type SummaryRow = (
@@ -571,9 +603,11 @@ type SummaryRow = (
     i64,
     i64,
     Option<i64>,
+    Option<i64>,
     Option<String>,
     Option<String>,
     Option<i64>,
+    Option<String>,
 );
 
 fn corrupt(table: &str, reason: impl Into<String>) -> StorageError {
@@ -617,11 +651,16 @@ fn decode(
     let created_at_ms = u64::try_from(row.created_at).map_err(|_| corrupt(t, "negative creation time"))?;
     let epoch = u64::try_from(row.epoch).map_err(|_| corrupt(t, "negative epoch"))?;
     let mut seat_records = BySeat([None, None, None, None]);
-    for (n, name, kind, token_hash, left, autopilot, timeouts, grace_expired) in seats {
+    for (n, name, kind, token_hash, left, autopilot, timeouts, grace_expired, players) in seats {
         let seat = seat_of(t, n)?;
         let kind = seat_kind(t, &kind)?;
         let timeouts = u8::try_from(timeouts)
             .map_err(|_| corrupt(t, format!("{seat}: bad timeout count {timeouts}")))?;
+        let players = match players {
+            Some(json) => serde_json::from_str(&json)
+                .map_err(|e| corrupt(t, format!("{seat}: unreadable players: {e}")))?,
+            None => Vec::new(),
+        };
         seat_records[seat] = Some(SeatRecord {
             name,
             kind,
@@ -630,10 +669,11 @@ fn decode(
             autopilot: autopilot != 0,
             timeouts,
             grace_expired: grace_expired != 0,
+            players,
         });
     }
     let mut records = Vec::with_capacity(actions.len());
-    for (i, (idx, seat, kind, value, source, at)) in actions.into_iter().enumerate() {
+    for (i, (idx, seat, kind, value, source, at, seq)) in actions.into_iter().enumerate() {
         if usize::try_from(idx).ok() != Some(i) {
             return Err(corrupt(t, format!("the action log has a gap at position {i} (found {idx})")));
         }
@@ -652,6 +692,7 @@ fn decode(
             action,
             source,
             at_ms: u64::try_from(at).unwrap_or(0),
+            seq: u64::try_from(seq).unwrap_or(0),
         });
     }
     let mut hand_results = Vec::with_capacity(hands.len());
@@ -682,6 +723,7 @@ fn decode(
         hands: hand_results,
         result,
         epoch,
+        closed: row.closed,
     })
 }
 
@@ -693,6 +735,16 @@ fn action_of(kind: &str, value: &str) -> Option<Action> {
         _ => None,
     }
 }
+
+/// The stored `seq` of an action: NULL when not known.
+fn seq_column(a: &ActionRecord) -> Option<i64> {
+    (a.seq > 0).then(|| i64::try_from(a.seq).unwrap_or(i64::MAX))
+}
+
+/// The condition that keeps a started match in the match lists: unless it
+/// was abandoned (closed unfinished), a person made a move in it.
+const LISTED: &str = "(closed_at IS NULL OR result IS NOT NULL \
+                      OR EXISTS (SELECT 1 FROM actions a WHERE a.table_id = tables.id AND a.source = 'player'))";
 
 fn action_columns(a: &ActionRecord) -> (&'static str, String, &'static str) {
     let (kind, value) = match a.action {
@@ -775,8 +827,8 @@ macro_rules! backend {
                                 let Some(s) = s else { continue };
                                 sqlx::query(
                                     "INSERT INTO seats (table_id, seat, name, kind, token_hash, has_left, \
-                                     autopilot, timeouts, grace_expired) \
-                                     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
+                                     autopilot, timeouts, grace_expired, players) \
+                                     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
                                 )
                                 .bind(&id)
                                 .bind(i64::from(seat.index()))
@@ -787,6 +839,7 @@ macro_rules! backend {
                                 .bind(i64::from(s.autopilot))
                                 .bind(i64::from(s.timeouts))
                                 .bind(i64::from(s.grace_expired))
+                                .bind((!s.players.is_empty()).then(|| json(&s.players)))
                                 .execute(&mut *tx)
                                 .await?;
                             }
@@ -891,9 +944,10 @@ macro_rules! backend {
             }
 
             pub(super) async fn table_rows(pool: &$pool, filter: Filter) -> Result<Vec<TableRow>, sqlx::Error> {
-                type Row = (String, String, String, String, i64, Option<i64>, Option<String>, i64, Option<String>);
-                const COLUMNS: &str =
-                    "SELECT id, name, options, owner_hash, created_at, seed, result, epoch, fair FROM tables";
+                type Row =
+                    (String, String, String, String, i64, Option<i64>, Option<String>, i64, Option<String>, Option<i64>);
+                const COLUMNS: &str = "SELECT id, name, options, owner_hash, created_at, seed, result, epoch, fair, \
+                                       closed_at FROM tables";
                 let rows: Vec<Row> = match filter {
                     Filter::Open => {
                         sqlx::query_as(sqlx::AssertSqlSafe(format!(
@@ -910,7 +964,7 @@ macro_rules! backend {
                     }
                     Filter::Recent(limit) => {
                         sqlx::query_as(sqlx::AssertSqlSafe(format!(
-                            "{COLUMNS} WHERE seed IS NOT NULL ORDER BY created_at DESC, id DESC LIMIT $1"
+                            "{COLUMNS} WHERE seed IS NOT NULL AND {LISTED} ORDER BY created_at DESC, id DESC LIMIT $1"
                         )))
                         .bind(limit)
                         .fetch_all(pool)
@@ -919,7 +973,7 @@ macro_rules! backend {
                 };
                 Ok(rows
                     .into_iter()
-                    .map(|(id, name, options, owner_hash, created_at, seed, result, epoch, fair)| TableRow {
+                    .map(|(id, name, options, owner_hash, created_at, seed, result, epoch, fair, closed_at)| TableRow {
                         id,
                         name,
                         options,
@@ -929,6 +983,7 @@ macro_rules! backend {
                         result,
                         epoch,
                         fair,
+                        closed: closed_at.is_some(),
                     })
                     .collect())
             }
@@ -938,12 +993,15 @@ macro_rules! backend {
             /// columns), newest table first, seats in order.
             pub(super) async fn summary_rows(pool: &$pool, limit: i64) -> Result<Vec<SummaryRow>, sqlx::Error> {
                 sqlx::query_as(
-                    "SELECT t.id, t.name, t.created_at, t.result, t.hands_played, t.score_ns, t.score_ew, \
-                            s.seat, s.name, s.kind, s.has_left \
-                     FROM (SELECT id, name, created_at, result, hands_played, score_ns, score_ew FROM tables \
-                           WHERE seed IS NOT NULL ORDER BY created_at DESC, id DESC LIMIT $1) t \
-                     LEFT JOIN seats s ON s.table_id = t.id \
-                     ORDER BY t.created_at DESC, t.id DESC, s.seat",
+                    sqlx::AssertSqlSafe(format!(
+                        "SELECT t.id, t.name, t.created_at, t.result, t.hands_played, t.score_ns, t.score_ew, \
+                                t.closed_at, s.seat, s.name, s.kind, s.has_left, s.players \
+                         FROM (SELECT id, name, created_at, result, hands_played, score_ns, score_ew, closed_at \
+                               FROM tables \
+                               WHERE seed IS NOT NULL AND {LISTED} ORDER BY created_at DESC, id DESC LIMIT $1) t \
+                         LEFT JOIN seats s ON s.table_id = t.id \
+                         ORDER BY t.created_at DESC, t.id DESC, s.seat"
+                    )),
                 )
                 .bind(limit)
                 .fetch_all(pool)
@@ -955,14 +1013,15 @@ macro_rules! backend {
                 id: &str,
             ) -> Result<(Vec<SeatRow>, Vec<ActionRow>, Vec<HandRow>), sqlx::Error> {
                 let seats = sqlx::query_as(
-                    "SELECT seat, name, kind, token_hash, has_left, autopilot, timeouts, grace_expired \
+                    "SELECT seat, name, kind, token_hash, has_left, autopilot, timeouts, grace_expired, players \
                      FROM seats WHERE table_id = $1 ORDER BY seat",
                 )
                 .bind(id)
                 .fetch_all(pool)
                 .await?;
                 let actions = sqlx::query_as(
-                    "SELECT idx, seat, kind, value, source, at FROM actions WHERE table_id = $1 ORDER BY idx",
+                    "SELECT idx, seat, kind, value, source, at, coalesce(seq, 0) FROM actions \
+                     WHERE table_id = $1 ORDER BY idx",
                 )
                 .bind(id)
                 .fetch_all(pool)
@@ -976,6 +1035,39 @@ macro_rules! backend {
             }
         }
     };
+}
+
+/// The data directory holds a running match's secret server seed and
+/// every seat's token hash: it is made readable by this user only (0700),
+/// and so are the database file and the WAL and shared-memory files SQLite
+/// makes beside it (0600; SQLite gives those the database file's mode), the
+/// database file being created so before SQLite opens it.
+fn keep_private(dir: &Path) -> Result<(), StorageError> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+        let fail = |what: &Path, e: std::io::Error| {
+            StorageError::Database(format!("making {} private: {e}", what.display()))
+        };
+        std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700)).map_err(|e| fail(dir, e))?;
+        let db = dir.join("spades.db");
+        std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .mode(0o600)
+            .open(&db)
+            .map_err(|e| fail(&db, e))?;
+        for name in ["spades.db", "spades.db-wal", "spades.db-shm"] {
+            let path = dir.join(name);
+            if path.exists() {
+                std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600))
+                    .map_err(|e| fail(&path, e))?;
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = dir;
+    Ok(())
 }
 
 /// SQLite has no cluster mode: nothing to own.
@@ -998,7 +1090,7 @@ async fn sqlite_insert_actions(
     rows: &[(&Uuid, &ActionRecord)],
 ) -> Result<u64, sqlx::Error> {
     let mut q = sqlx::QueryBuilder::<sqlx::Sqlite>::new(
-        "INSERT INTO actions (table_id, idx, seat, kind, value, source, at) ",
+        "INSERT INTO actions (table_id, idx, seat, kind, value, source, at, seq) ",
     );
     q.push_values(rows, |mut row, (table, a)| {
         let (kind, value, source) = action_columns(a);
@@ -1008,7 +1100,8 @@ async fn sqlite_insert_actions(
             .push_bind(kind)
             .push_bind(value)
             .push_bind(source)
-            .push_bind(a.at_ms as i64);
+            .push_bind(a.at_ms as i64)
+            .push_bind(seq_column(a));
     });
     q.push(" ON CONFLICT (table_id, idx) DO NOTHING");
     Ok(q.build().execute(tx).await?.rows_affected())
@@ -1029,6 +1122,7 @@ async fn pg_insert_actions(
     let mut values = Vec::with_capacity(rows.len());
     let mut sources = Vec::with_capacity(rows.len());
     let mut at = Vec::with_capacity(rows.len());
+    let mut seqs = Vec::with_capacity(rows.len());
     for (table, a) in rows {
         let (kind, value, source) = action_columns(a);
         tables.push(table.to_string());
@@ -1038,10 +1132,12 @@ async fn pg_insert_actions(
         values.push(value);
         sources.push(source);
         at.push(a.at_ms as i64);
+        seqs.push(seq_column(a));
     }
     Ok(sqlx::query(
-        "INSERT INTO actions (table_id, idx, seat, kind, value, source, at) \
-         SELECT * FROM unnest($1::TEXT[], $2::BIGINT[], $3::BIGINT[], $4::TEXT[], $5::TEXT[], $6::TEXT[], $7::BIGINT[]) \
+        "INSERT INTO actions (table_id, idx, seat, kind, value, source, at, seq) \
+         SELECT * FROM unnest($1::TEXT[], $2::BIGINT[], $3::BIGINT[], $4::TEXT[], $5::TEXT[], $6::TEXT[], $7::BIGINT[], \
+                              $8::BIGINT[]) \
          ON CONFLICT (table_id, idx) DO NOTHING",
     )
     .bind(&tables)
@@ -1051,6 +1147,7 @@ async fn pg_insert_actions(
     .bind(&values)
     .bind(&sources)
     .bind(&at)
+    .bind(&seqs)
     .execute(tx)
     .await?
     .rows_affected())

@@ -85,7 +85,14 @@ impl Table {
     pub(super) async fn on_decision(&mut self, (turn, seat, source, action): Decision) {
         let now = Instant::now();
         let current = self.game.as_ref().is_some_and(|m| m.moves().len() == turn && m.turn() == Some(seat));
-        if !current {
+        // A person took the seat while the bot thought (came back, or was
+        // invited): the move is theirs to make, unless their clock ran out.
+        let taken = source != ActionSource::Timeout
+            && self.seats[seat].as_ref().is_some_and(|o| !super::seats::Occupant::auto_played(o));
+        if !current || taken {
+            if taken {
+                self.arm_turn(now);
+            }
             return;
         }
         let action = match action {

@@ -1,6 +1,6 @@
 //! Chat at the table: who may write, and telling everybody. The text was
 //! checked and rate-limited by the writer's connection before it was queued
-//! (`crate::chat`); the table keeps the last few messages in memory for
+//! (`chat.rs`); the table keeps the last few messages in memory for
 //! connections that attach later, and stores nothing.
 
 use std::collections::VecDeque;
@@ -14,8 +14,22 @@ use super::{ConnId, Role, Table};
 /// Messages kept for connections that attach later.
 pub(super) const HISTORY: usize = 30;
 
-/// The last messages said at the table, as frames.
-pub(super) type ChatLog = VecDeque<Utf8Bytes>;
+/// The last messages said at the table, as frames, and the next message's
+/// id.
+#[derive(Debug)]
+pub(super) struct ChatLog {
+    frames: VecDeque<Utf8Bytes>,
+    /// Ids grow like view `seq`: from `epoch << 32` after a restore, so a
+    /// client that keeps messages by id never takes a new one for an old.
+    next_id: u64,
+}
+
+impl ChatLog {
+    /// An empty log whose first message gets the id after `base`.
+    pub(super) fn new(base: u64) -> ChatLog {
+        ChatLog { frames: VecDeque::new(), next_id: base + 1 }
+    }
+}
 
 impl Table {
     /// Says `text` at the table for `conn`: every connection gets it, the
@@ -37,16 +51,18 @@ impl Table {
                 (None, "Spectator".to_owned())
             }
         };
-        let msg = ServerMessage::Chat { from, name, text, at: super::now_ms() };
+        let id = self.chat_log.next_id;
+        let msg = ServerMessage::Chat { id, from, name, text, at: crate::time::now_ms() };
         let frame = match serde_json::to_string(&msg) {
             Ok(text) => Utf8Bytes::from(text),
             Err(e) => return warn!(error = %e, "could not serialise a chat message"),
         };
+        self.chat_log.next_id += 1;
         self.send_to(conn, &ServerMessage::Ack { req });
-        if self.chat_log.len() >= HISTORY {
-            self.chat_log.pop_front();
+        if self.chat_log.frames.len() >= HISTORY {
+            self.chat_log.frames.pop_front();
         }
-        self.chat_log.push_back(frame.clone());
+        self.chat_log.frames.push_back(frame.clone());
         for i in 0..self.conns.len() {
             let id = self.conns[i].id;
             self.queue(id, i, frame.clone());
@@ -56,7 +72,7 @@ impl Table {
     /// The recent messages, to a connection that has just attached.
     pub(super) fn send_chat_log(&mut self, conn: ConnId) {
         let Some(i) = self.conns.iter().position(|c| c.id == conn) else { return };
-        for frame in self.chat_log.clone() {
+        for frame in self.chat_log.frames.clone() {
             self.queue(conn, i, frame);
         }
     }

@@ -39,7 +39,16 @@ impl Table {
             }
         }
         consider(self.idle_since.map(|t| t + self.settings.idle));
+        consider(self.abandon_at());
+        consider(self.fair.as_ref().and_then(|l| l.reveal).map(|r| r.by));
         wake
+    }
+
+    /// When a match nobody is at any more ends: at once when every person
+    /// left it on purpose, else after the idle time (someone may come back).
+    fn abandon_at(&self) -> Option<Instant> {
+        let since = self.deserted_since?;
+        Some(if self.everyone_left() { since } else { since + self.settings.idle })
     }
 
     /// Handles whatever timers are due. Returns true when the table should
@@ -54,8 +63,15 @@ impl Table {
             info!("closing idle table");
             return true;
         }
+        if self.abandon_at().is_some_and(|t| t <= now) && self.nobody_home() {
+            info!("nobody is at the match any more: it ends unfinished");
+            return true;
+        }
         if self.retry.as_ref().and_then(super::moves::Retry::due).is_some_and(|t| t <= now) {
             self.run_retry(now).await;
+        }
+        if self.fair.as_ref().and_then(|l| l.reveal).is_some_and(|r| r.by <= now) {
+            self.close_reveals(now).await;
         }
         if self.expire_graces(now).await {
             self.arm_turn(now);
@@ -90,6 +106,14 @@ impl Table {
 
     /// Sets the clock and the bot timer for the seat on turn.
     pub(super) fn arm_turn(&mut self, now: Instant) {
+        // Nobody is at the match any more: the bots do not play it on alone.
+        if self.nobody_home() {
+            self.deserted_since.get_or_insert(now);
+            self.clock = None;
+            self.bot_due = None;
+            return;
+        }
+        self.deserted_since = None;
         let Some(m) = self.game.as_ref() else {
             self.clock = None;
             self.bot_due = None;

@@ -58,6 +58,7 @@ pub(crate) fn empty_status(id: Uuid) -> TableStatus {
         result: None,
         seed: None,
         fair: None,
+        owner: None,
     }
 }
 
@@ -181,6 +182,7 @@ impl Table {
             last_action: self.last_action,
             server_time: now_ms,
             autopilot_after: self.settings.autopilot_after,
+            grace_ms: Some(u64::try_from(self.settings.grace.as_millis()).unwrap_or(u64::MAX)),
             fair: self.fairness(),
             rematch: self.rematch_view(),
         };
@@ -316,7 +318,7 @@ impl Table {
     /// quarter second), so that a deadline reads the same in every frame and
     /// `deadline - server_time` is the time left.
     fn anchored_now(&self, now: Instant) -> u64 {
-        let real = super::now_ms();
+        let real = crate::time::now_ms();
         let (anchor, anchor_ms) = self.anchor.get();
         let ms = to_ms(now, anchor, anchor_ms);
         if ms.abs_diff(real) > 250 {
@@ -327,7 +329,7 @@ impl Table {
     }
 
     /// The Unix time (ms) of a tokio instant on the table's timeline.
-    fn wall_ms(&self, at: Instant) -> u64 {
+    pub(super) fn wall_ms(&self, at: Instant) -> u64 {
         let (anchor, anchor_ms) = self.anchor.get();
         to_ms(at, anchor, anchor_ms)
     }

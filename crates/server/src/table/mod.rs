@@ -20,20 +20,23 @@
 //! table resumes by itself when storage comes back.
 
 use std::sync::Arc;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 use spades_engine::{BySeat, Card, Match, Seat};
-use spades_protocol::{ErrorCode, SeatKind, TableOptions, TableStatus};
+use spades_protocol::{ErrorCode, TableOptions, TableStatus};
 use tokio::sync::{mpsc, oneshot, watch};
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 use tracing::{debug, warn};
 use uuid::Uuid;
 
+use crate::record::Restored;
 use crate::storage::{Journal, TableRecord};
+use crate::time::now_ms;
 use crate::token::TokenHash;
 use spades_bots::Strength;
 
+mod arrange;
 mod bots;
 mod chat;
 mod clock;
@@ -44,6 +47,7 @@ mod handle;
 mod moves;
 mod rematch;
 mod seats;
+mod stale;
 
 use bots::PendingDecision;
 use clock::TurnClock;
@@ -69,6 +73,8 @@ pub enum Attach {
         name: String,
         /// The seat wanted.
         seat: Option<Seat>,
+        /// The owner's invitation to a seat whose player left.
+        invite: Option<String>,
     },
     /// Come back to a seat.
     Resume {
@@ -82,9 +88,13 @@ pub enum Attach {
 impl std::fmt::Debug for Attach {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            Attach::Join { name, seat } => {
-                f.debug_struct("Join").field("name", name).field("seat", seat).finish()
-            }
+            // The invitation is a secret: only whether there is one.
+            Attach::Join { name, seat, invite } => f
+                .debug_struct("Join")
+                .field("name", name)
+                .field("seat", seat)
+                .field("invited", &invite.is_some())
+                .finish(),
             // The token is a secret: never printed.
             Attach::Resume { .. } => f.debug_struct("Resume").finish_non_exhaustive(),
             Attach::Watch => f.write_str("Watch"),
@@ -125,10 +135,10 @@ pub struct Attached {
 /// An action from a connection.
 #[derive(Clone)]
 pub enum Act {
-    /// Bid.
-    Bid(u8),
-    /// Play a card.
-    Play(Card),
+    /// Bid, chosen from the frame of this `seq` (if the client said).
+    Bid(u8, Option<u64>),
+    /// Play a card, chosen from the frame of this `seq` (if the client said).
+    Play(Card, Option<u64>),
     /// Take the seat back from autopilot or the bot.
     TakeOver,
     /// Leave for good.
@@ -145,8 +155,34 @@ pub enum Act {
         /// The owner token.
         owner_token: String,
     },
-    /// A player's seed for the fair deals.
+    /// Owner, in the lobby: empty a bot's seat.
+    RemoveBot {
+        /// The owner token.
+        owner_token: String,
+        /// The bot's seat.
+        seat: Seat,
+    },
+    /// Owner, in the lobby: swap two seats' occupants.
+    MoveSeat {
+        /// The owner token.
+        owner_token: String,
+        /// One seat.
+        from: Seat,
+        /// The other.
+        to: Seat,
+    },
+    /// Owner, in a match: invite a person to the seat of a player who left.
+    Invite {
+        /// The owner token.
+        owner_token: String,
+        /// The seat.
+        seat: Seat,
+    },
+    /// A player's seed for the fair deals (in the clear before the start,
+    /// or revealed against its commitment after it).
     Seed(spades_engine::ClientSeed),
+    /// A player's commitment to its seed, before the start.
+    CommitSeed(spades_engine::Commitment),
     /// Say something (already checked and rate-limited by the connection).
     Chat(String),
     /// After the match: ready for a rematch, or no longer.
@@ -158,8 +194,8 @@ pub enum Act {
 impl std::fmt::Debug for Act {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            Act::Bid(b) => f.debug_tuple("Bid").field(b).finish(),
-            Act::Play(c) => f.debug_tuple("Play").field(c).finish(),
+            Act::Bid(b, seq) => f.debug_tuple("Bid").field(b).field(seq).finish(),
+            Act::Play(c, seq) => f.debug_tuple("Play").field(c).field(seq).finish(),
             Act::TakeOver => f.write_str("TakeOver"),
             Act::Leave => f.write_str("Leave"),
             Act::Closing => f.write_str("Closing"),
@@ -169,7 +205,16 @@ impl std::fmt::Debug for Act {
             // Owner tokens are secrets: never printed.
             Act::Start { .. } => f.debug_struct("Start").finish_non_exhaustive(),
             Act::AddBots { .. } => f.debug_struct("AddBots").finish_non_exhaustive(),
-            Act::Seed(seed) => f.debug_tuple("Seed").field(seed).finish(),
+            Act::RemoveBot { seat, .. } => {
+                f.debug_struct("RemoveBot").field("seat", seat).finish_non_exhaustive()
+            }
+            Act::MoveSeat { from, to, .. } => {
+                f.debug_struct("MoveSeat").field("from", from).field("to", to).finish_non_exhaustive()
+            }
+            Act::Invite { seat, .. } => f.debug_struct("Invite").field("seat", seat).finish_non_exhaustive(),
+            // A seed is secret until the seats reveal: never printed.
+            Act::Seed(_) => f.write_str("Seed(***)"),
+            Act::CommitSeed(c) => f.debug_tuple("CommitSeed").field(c).finish(),
         }
     }
 }
@@ -208,6 +253,9 @@ pub enum TableCommand {
         req: Option<u32>,
         /// The action.
         act: Act,
+        /// Sent again by a relay after the table changed hands: a move the
+        /// old owner stored but never answered is acknowledged, not refused.
+        resent: bool,
     },
     /// The owner asks for a rematch: the table replies with the new
     /// table's plan, or refuses the connection and replies `None`.
@@ -254,6 +302,8 @@ pub struct TableSettings {
     /// Bot searches that may run at once on the whole server; when none is
     /// free the rule bot answers instead.
     pub search_slots: Arc<tokio::sync::Semaphore>,
+    /// How long the seats have to reveal their seeds after the start.
+    pub reveal: Duration,
 }
 
 /// The default number of concurrent bot searches: the number of cores.
@@ -273,6 +323,7 @@ impl Default for TableSettings {
             strength: Strength::default(),
             seat_connections: 4,
             search_slots: Arc::new(tokio::sync::Semaphore::new(default_search_slots())),
+            reveal: Duration::from_secs(5),
         }
     }
 }
@@ -306,48 +357,6 @@ impl std::fmt::Debug for TableInit {
     }
 }
 
-/// A seat restored from storage.
-#[derive(Debug, Clone)]
-pub struct RestoredSeat {
-    /// Display name.
-    pub name: String,
-    /// Person or bot.
-    pub kind: SeatKind,
-    /// Token hash (people).
-    pub token: Option<TokenHash>,
-    /// Left on purpose.
-    pub left: bool,
-    /// The autopilot was playing the seat.
-    pub autopilot: bool,
-    /// Timeouts in a row.
-    pub timeouts: u8,
-    /// The grace had run out: a bot was playing the seat.
-    pub grace_expired: bool,
-}
-
-/// A table restored from storage: its seats and the match rebuilt by
-/// replaying its log.
-pub struct Restored {
-    /// The seats.
-    pub seats: BySeat<Option<RestoredSeat>>,
-    /// The match, if it had started.
-    pub game: Option<Match>,
-    /// How many times the table has been restored (at least 1): view
-    /// sequence numbers start at `epoch << 32`, so they keep growing.
-    pub epoch: u64,
-}
-
-impl std::fmt::Debug for Restored {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        // The match holds the seed and every hand: not printed.
-        f.debug_struct("Restored")
-            .field("seats", &self.seats)
-            .field("started", &self.game.is_some())
-            .field("epoch", &self.epoch)
-            .finish()
-    }
-}
-
 /// Starts a new table's task (or a restored one) and returns its handle.
 pub fn spawn(
     init: TableInit,
@@ -377,10 +386,14 @@ pub fn spawn(
         bot_due: None,
         bot_pending: None,
         retry: None,
-        chat_log: chat::ChatLog::new(),
+        chat_log: chat::ChatLog::new(0),
+        turns: stale::Turns::default(),
+        invites: BySeat([None; 4]),
+        commitments: BySeat([None; 4]),
         rematch: rematch::RematchState::default(),
         hands_stored: 0,
         idle_since: Some(Instant::now()),
+        deserted_since: None,
         settings: init.settings,
         journal: init.journal,
         rx,
@@ -390,6 +403,9 @@ pub fn spawn(
     if let Some(r) = restored {
         let now = Instant::now();
         table.seq = r.epoch << 32;
+        table.chat_log = chat::ChatLog::new(table.seq);
+        table.turns = stale::Turns::restored(&r.recent, table.seq);
+        table.commitments = BySeat(r.commitments);
         table.seats = r.seats.map(|_, s| s.as_ref().map(|s| Occupant::restored(s, now, &table.settings)));
         table.hands_stored = r.game.as_ref().map_or(0, |m| m.results().len());
         if r.game.is_some() {
@@ -405,16 +421,15 @@ pub fn spawn(
     tracker.spawn(async move {
         let id = table.id;
         table.run().await;
+        // The registry forgets the table before its connections see their
+        // outboxes close: a client told the table closed finds it gone.
+        let conns = std::mem::take(&mut table.conns);
         // Dropped first, so that the handle reads closed in `on_exit`.
         drop(table);
         on_exit(id);
+        drop(conns);
     });
     handle
-}
-
-/// Milliseconds since the Unix epoch.
-pub fn now_ms() -> u64 {
-    SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_millis() as u64).unwrap_or(0)
 }
 
 /// The table's task state.
@@ -451,11 +466,21 @@ struct Table {
     retry: Option<Retry>,
     /// The last chat messages (memory only).
     chat_log: chat::ChatLog,
+    /// The latest moves and the frames that showed them: which moves are
+    /// stale.
+    turns: stale::Turns,
+    /// Open invitations to the seats of players who left.
+    invites: arrange::Invites,
+    /// Once the match is dealt: each seat's commitment to its seed.
+    commitments: BySeat<Option<spades_engine::Commitment>>,
     /// Readiness for a rematch, once the match is over.
     rematch: rematch::RematchState,
     /// Hand results written to the log so far.
     hands_stored: usize,
     idle_since: Option<Instant>,
+    /// Since when nobody is at the running match any more (it ends then:
+    /// `clock.rs`).
+    deserted_since: Option<Instant>,
     settings: Arc<TableSettings>,
     journal: Journal,
     rx: mpsc::Receiver<TableCommand>,
@@ -505,8 +530,8 @@ impl Table {
                 }
             }
         }
-        // Connections see their outboxes close and end with a close frame.
-        self.conns.clear();
+        // Connections see their outboxes close and end with a close frame
+        // once the task has ended and the registry has forgotten the table.
         debug!("table task ended");
     }
 
@@ -518,7 +543,7 @@ impl Table {
                 let _ = reply.send(attached);
             }
             TableCommand::Detach { conn } => self.detach(conn, now),
-            TableCommand::Act { conn, req, act } => self.act(conn, req, act, now).await,
+            TableCommand::Act { conn, req, act, resent } => self.act(conn, req, (act, resent), now).await,
             TableCommand::PlanRematch { conn, req, owner_token, reply } => {
                 let _ = reply.send(self.plan_rematch(conn, req, &owner_token));
             }

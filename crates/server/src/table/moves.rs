@@ -11,7 +11,7 @@
 use std::time::Duration;
 
 use spades_engine::{Action, Seat};
-use spades_protocol::{ActionSource, ErrorCode, LastAction};
+use spades_protocol::{ActionSource, ErrorCode, LastAction, ServerMessage};
 use tokio::time::Instant;
 use tracing::{debug, info, warn};
 
@@ -74,6 +74,9 @@ pub(super) enum NotApplied {
     Storage,
     /// The log holds a different move at this place: the table reloaded.
     Conflict,
+    /// The table's lease is another node's (cluster mode): it stops here,
+    /// and the move is for its next owner to answer.
+    Lost,
 }
 
 impl Table {
@@ -130,7 +133,7 @@ impl Table {
                 self.game.as_ref().is_some_and(|m| m.moves().len() == turn && m.turn() == Some(seat));
             if current {
                 match self.commit(seat, action, source, now, None).await {
-                    Ok(()) | Err(NotApplied::Illegal | NotApplied::Conflict) => {}
+                    Ok(()) | Err(NotApplied::Illegal | NotApplied::Conflict | NotApplied::Lost) => {}
                     Err(NotApplied::Storage) => {
                         r.table_move = Some((seat, turn, action, source));
                         failed = true;
@@ -165,9 +168,19 @@ impl Table {
         conn: ConnId,
         req: Option<u32>,
         seat: Seat,
-        action: Action,
+        (action, seq, resent): (Action, Option<u64>, bool),
         now: Instant,
     ) {
+        // A relay sent the move again after the table changed hands, and the
+        // old owner had stored it without answering: it was made, so it is
+        // acknowledged (the old owner's answer, if it ever comes, is of an
+        // older epoch and dropped).
+        let made = |t: &Table| {
+            resent
+                && t.turns
+                    .last_of(seat)
+                    .is_some_and(|a| a.action == action && a.source == ActionSource::Player)
+        };
         if self.must_reload() {
             return self.error_to(
                 conn,
@@ -178,10 +191,20 @@ impl Table {
         }
         // At most twice: once more after a reload from the log.
         for _ in 0..2 {
+            // A move for a turn that is gone (also after a reload).
+            if let Some(why) = seq.and_then(|seq| self.turns.stale(seq, seat)) {
+                if made(self) {
+                    return self.send_to(conn, &ServerMessage::Ack { req });
+                }
+                return self.error_to(conn, req, ErrorCode::Stale, why);
+            }
             let Some(m) = self.game.as_ref() else {
                 return self.error_to(conn, req, ErrorCode::NotStarted, "the match has not started yet");
             };
             if let Err(e) = m.check(seat, action) {
+                if made(self) {
+                    return self.send_to(conn, &ServerMessage::Ack { req });
+                }
                 let code = ErrorCode::from_engine(&e);
                 return self.error_to(conn, req, code, e.to_string());
             }
@@ -199,6 +222,10 @@ impl Table {
                         "the move could not be stored: try again in a moment",
                     );
                 }
+                // No answer: a relayed move goes to the table's next owner,
+                // which answers it; a connection here is closed (1012) as
+                // the table stops, and its client looks at the table anew.
+                Err(NotApplied::Lost) => return,
             }
         }
         self.error_to(conn, req, ErrorCode::StorageUnavailable, "the move could not be stored: try again")
@@ -220,7 +247,10 @@ impl Table {
             warn!(%seat, ?action, error = %e, "refused a table move");
             return Err(NotApplied::Illegal);
         }
-        let record = ActionRecord { index: m.moves().len(), seat, action, source, at_ms: super::now_ms() };
+        // The frame that will show the move (`broadcast_with` below).
+        let seq = self.seq + 1;
+        let record =
+            ActionRecord { index: m.moves().len(), seat, action, source, at_ms: crate::time::now_ms(), seq };
         // Write-ahead: nobody sees the move before it is in the log.
         if let Err(e) = self.journal.append(self.id, record).await {
             if e.is_conflict() {
@@ -229,6 +259,10 @@ impl Table {
                     self.retry_later(Pending::Reload);
                 }
                 return Err(NotApplied::Conflict);
+            }
+            if e.is_fenced() {
+                warn!("the table's lease is another node's: the move is left to it");
+                return Err(NotApplied::Lost);
             }
             warn!(error = %e, "could not store an action");
             return Err(NotApplied::Storage);
@@ -270,6 +304,7 @@ impl Table {
         // bookkeeping writes below can be retried.
         self.arm_turn(now);
         self.broadcast_with(now, ack);
+        self.turns.made(seq, LastAction { seat, action, source });
         crate::metrics::action_latency(started.elapsed());
         if seats_changed {
             self.seats_changed().await;
@@ -341,6 +376,8 @@ impl Table {
         info!(moves = game.as_ref().map_or(0, |m| m.moves().len()), "table reloaded from the log");
         self.hands_stored = stored.hands.len().min(game.as_ref().map_or(0, |m| m.results().len()));
         self.game = game;
+        // Another owner's moves: every frame this table sent before is stale.
+        self.turns = super::stale::Turns::restored(&stored.actions, self.seq + 1);
         self.last_action = None;
         self.clock = None;
         self.bot_due = None;

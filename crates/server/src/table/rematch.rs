@@ -4,12 +4,12 @@
 //! record stays as it is, with the same name, options and seats (the same
 //! seat and owner tokens work there; players who left are replaced by
 //! bots). The table only checks and describes it ([`RematchPlan`]); the
-//! connection that asked creates the new table (`crate::rematch`) and tells
+//! connection that asked creates the new table (`hosting/rematch.rs`) and tells
 //! this table, which then points every view at it (`rematch.next_table`).
 //! Who is ready is kept in memory only.
 
 use spades_engine::{BySeat, Seat};
-use spades_protocol::{ErrorCode, Rematch, SeatKind, ServerMessage, TableOptions, TablePhase};
+use spades_protocol::{ErrorCode, Rematch, SeatKind, TableOptions, TablePhase};
 use tokio::time::Instant;
 use tracing::info;
 use uuid::Uuid;
@@ -97,8 +97,7 @@ impl Table {
             return;
         }
         self.rematch.ready[usize::from(seat.index())] = ready;
-        self.send_to(conn, &ServerMessage::Ack { req });
-        self.broadcast(now);
+        self.broadcast_with(now, Some((conn, req)));
     }
 
     /// The owner asks for a rematch: the plan of the new table, or `None`
@@ -142,6 +141,7 @@ impl Table {
                         autopilot: false,
                         timeouts: 0,
                         grace_expired: false,
+                        players: Vec::new(),
                     }
                 } else {
                     SeatRecord {
@@ -152,6 +152,7 @@ impl Table {
                         autopilot: false,
                         timeouts: 0,
                         grace_expired: o.grace_expired,
+                        players: Vec::new(),
                     }
                 }
             })
@@ -173,8 +174,7 @@ impl Table {
             Ok(id) => {
                 info!(next_table = %id, "rematch started");
                 self.rematch.next = Some(id);
-                self.send_to(conn, &ServerMessage::Ack { req });
-                self.broadcast(now);
+                self.broadcast_with(now, Some((conn, req)));
             }
             Err((code, message)) => self.error_to(conn, req, code, message),
         }

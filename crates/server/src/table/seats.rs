@@ -3,13 +3,14 @@
 
 use std::sync::Arc;
 
-use spades_engine::{Action, Match, Seat};
-use spades_protocol::{ErrorCode, SeatKind, SeatStatus, ServerMessage};
+use spades_engine::{Action, Seat};
+use spades_protocol::{ErrorCode, SeatKind, SeatPlayer, SeatStatus, ServerMessage};
 use tokio::time::Instant;
 use tracing::{info, warn};
 
 use super::fanout::Conn;
-use super::{Act, Attach, Attached, ConnId, Outbox, RestoredSeat, Role, Table, TableSettings};
+use super::{Act, Attach, Attached, ConnId, Outbox, Role, Table, TableSettings};
+use crate::record::RestoredSeat;
 use crate::storage::SeatRecord;
 use crate::token::{TokenHash, new_token};
 
@@ -30,10 +31,12 @@ pub(super) struct Occupant {
     pub(super) autopilot: bool,
     pub(super) left: bool,
     pub(super) timeouts: u8,
+    /// Who played the seat, once it changed hands during the match.
+    pub(super) players: Vec<SeatPlayer>,
 }
 
 impl Occupant {
-    fn human(name: String, token: TokenHash) -> Occupant {
+    pub(super) fn human(name: String, token: TokenHash) -> Occupant {
         Occupant {
             name,
             kind: SeatKind::Human,
@@ -45,6 +48,7 @@ impl Occupant {
             autopilot: false,
             left: false,
             timeouts: 0,
+            players: Vec::new(),
         }
     }
 
@@ -67,6 +71,7 @@ impl Occupant {
             autopilot: s.autopilot,
             left: s.left,
             timeouts: s.timeouts,
+            players: s.players.clone(),
         }
     }
 
@@ -97,11 +102,29 @@ impl Occupant {
             autopilot: self.autopilot,
             timeouts: self.timeouts,
             grace_expired: self.grace_expired,
+            players: self.players.clone(),
         }
     }
 }
 
 impl Table {
+    /// True when a running match has seats of people but no person at it
+    /// any more: each left it on purpose, or is away past the grace with no
+    /// connection. (A match of bots alone, watched, plays on.)
+    pub(super) fn nobody_home(&self) -> bool {
+        if self.game.as_ref().is_none_or(|m| m.result().is_some()) {
+            return false;
+        }
+        let mut people = self.seats.0.iter().flatten().filter(|o| o.kind == SeatKind::Human).peekable();
+        people.peek().is_some() && people.all(|o| o.left || (o.grace_expired && o.conns == 0))
+    }
+
+    /// True when every person at a running match left it on purpose.
+    pub(super) fn everyone_left(&self) -> bool {
+        let mut people = self.seats.0.iter().flatten().filter(|o| o.kind == SeatKind::Human).peekable();
+        people.peek().is_some() && people.all(|o| o.left)
+    }
+
     pub(super) async fn attach(
         &mut self,
         conn: ConnId,
@@ -115,45 +138,26 @@ impl Table {
             Attach::Watch => {
                 (Role::Spectator, ServerMessage::Watching { req, table: self.id }, Attach::Watch)
             }
-            Attach::Join { name, seat } => {
-                if self.game.is_some() {
-                    Table::refuse(
-                        &outbox,
-                        req,
-                        ErrorCode::AlreadyStarted,
-                        "the match has started: you can watch",
-                    );
-                    return None;
-                }
-                let seat = match seat {
-                    Some(s) if self.seats[s].is_some() => {
-                        Table::refuse(&outbox, req, ErrorCode::SeatTaken, &format!("{s} is taken"));
+            Attach::Join { name, seat, invite } => {
+                let place = match self.place_for(seat, invite.as_deref()) {
+                    Ok(place) => place,
+                    Err((code, message)) => {
+                        Table::refuse(&outbox, req, code, &message);
                         return None;
                     }
-                    Some(s) => s,
-                    None => match Seat::ALL.into_iter().find(|&s| self.seats[s].is_none()) {
-                        Some(s) => s,
-                        None => {
-                            Table::refuse(
-                                &outbox,
-                                req,
-                                ErrorCode::TableFull,
-                                "every seat is taken: you can watch",
-                            );
-                            return None;
-                        }
-                    },
                 };
+                let seat = place.seat();
                 let Ok((token, hash)) = new_token() else {
                     Table::refuse(&outbox, req, ErrorCode::Internal, "could not make a seat token");
                     return None;
                 };
-                self.seats[seat] = Some(Occupant::human(name, hash));
+                let joiner = self.joiner(place, name, hash);
+                let before = self.seats[seat].replace(joiner);
                 // The seat is durable before its token is handed out: a
                 // restart can always restore what a player was given.
                 if let Err(e) = self.write_seats().await {
                     warn!(%seat, error = %e, "could not store a new seat: refused");
-                    self.seats[seat] = None;
+                    self.seats[seat] = before;
                     Table::refuse(
                         &outbox,
                         req,
@@ -162,7 +166,10 @@ impl Table {
                     );
                     return None;
                 }
-                info!(%seat, "seat taken");
+                if matches!(place, super::arrange::Place::Invited(_)) {
+                    self.invites[seat] = None;
+                }
+                info!(%seat, ?place, "seat taken");
                 let again = Attach::Resume { token: token.clone() };
                 (Role::Seat(seat), ServerMessage::Joined { req, table: self.id, seat, token }, again)
             }
@@ -298,7 +305,13 @@ impl Table {
         changed
     }
 
-    pub(super) async fn act(&mut self, conn: ConnId, req: Option<u32>, act: Act, now: Instant) {
+    pub(super) async fn act(
+        &mut self,
+        conn: ConnId,
+        req: Option<u32>,
+        (act, resent): (Act, bool),
+        now: Instant,
+    ) {
         let Some(role) = self.conns.iter().find(|c| c.id == conn).map(|c| c.role) else { return };
         match act {
             Act::Start { owner_token } => {
@@ -313,35 +326,7 @@ impl Table {
                         "every seat must be taken (add bots to fill them)",
                     );
                 }
-                let Some(seeds) = self.fix_seeds() else {
-                    return self.error_to(conn, req, ErrorCode::Internal, "could not draw a seed");
-                };
-                // The seats and seeds the match starts with must be in the
-                // log, or a restart could not restore it.
-                let stored = match self.write_seats().await {
-                    Ok(()) => self.journal.start_fair(self.id, &seeds).await,
-                    Err(e) => Err(e),
-                };
-                if let Err(e) = stored {
-                    warn!(error = %e, "could not store the start of the match");
-                    return self.error_to(
-                        conn,
-                        req,
-                        ErrorCode::StorageUnavailable,
-                        "the start could not be stored: try again in a moment",
-                    );
-                }
-                // The seed stays secret until the match is over: not logged.
-                info!("match started");
-                self.game = Some(Match::fair(self.options.rules, seeds));
-                self.fair = None;
-                self.hands_stored = 0;
-                for o in self.seats.0.iter_mut().flatten() {
-                    o.timeouts = 0;
-                }
-                self.send_to(conn, &ServerMessage::Ack { req });
-                self.arm_turn(now);
-                self.broadcast(now);
+                self.start(conn, req, now).await;
             }
             Act::AddBots { owner_token } => {
                 if !self.owner_in_lobby(conn, req, &owner_token, "add bots") {
@@ -366,9 +351,13 @@ impl Table {
                         "the seats could not be stored: try again in a moment",
                     );
                 }
-                self.send_to(conn, &ServerMessage::Ack { req });
-                self.broadcast(now);
+                self.broadcast_with(now, Some((conn, req)));
             }
+            Act::RemoveBot { owner_token, seat } => self.remove_bot(conn, req, &owner_token, seat, now).await,
+            Act::MoveSeat { owner_token, from, to } => {
+                self.move_seat(conn, req, &owner_token, (from, to), now).await;
+            }
+            Act::Invite { owner_token, seat } => self.invite(conn, req, &owner_token, seat),
             Act::Chat(text) => self.chat(conn, req, role, text),
             Act::Rematch(ready) => self.rematch_ready(conn, req, role, ready, now),
             Act::Closing => {
@@ -377,12 +366,15 @@ impl Table {
                 }
                 self.send_to(conn, &ServerMessage::Ack { req });
             }
-            Act::Seed(seed) => self.contribute(conn, req, role, seed, now),
+            Act::Seed(seed) => self.contribute(conn, req, role, super::fair::Offer::Seed(seed), now).await,
+            Act::CommitSeed(c) => {
+                self.contribute(conn, req, role, super::fair::Offer::Commitment(c), now).await
+            }
             Act::Sync => {
                 self.send_to(conn, &ServerMessage::Ack { req });
                 self.send_view_to(conn, now);
             }
-            Act::Bid(_) | Act::Play(_) | Act::TakeOver | Act::Leave => {
+            Act::Bid(..) | Act::Play(..) | Act::TakeOver | Act::Leave => {
                 let seat = match role {
                     Role::Seat(s) => s,
                     Role::Spectator => {
@@ -397,14 +389,20 @@ impl Table {
                         );
                     }
                 };
-                self.seat_act(conn, req, seat, act, now).await;
+                self.seat_act(conn, req, seat, (act, resent), now).await;
             }
         }
     }
 
     /// Owner actions need the owner token and a match not yet started;
     /// refuses (and returns false) otherwise.
-    fn owner_in_lobby(&mut self, conn: ConnId, req: Option<u32>, owner_token: &str, what: &str) -> bool {
+    pub(super) fn owner_in_lobby(
+        &mut self,
+        conn: ConnId,
+        req: Option<u32>,
+        owner_token: &str,
+        what: &str,
+    ) -> bool {
         if !self.owner.matches(owner_token) {
             self.error_to(conn, req, ErrorCode::InvalidToken, format!("only the table's owner can {what}"));
             return false;
@@ -413,12 +411,36 @@ impl Table {
             self.error_to(conn, req, ErrorCode::AlreadyStarted, "the match has already started");
             return false;
         }
+        if self.revealing() {
+            self.error_to(
+                conn,
+                req,
+                ErrorCode::AlreadyStarted,
+                "the match is starting: the seats reveal their seeds",
+            );
+            return false;
+        }
         true
     }
 
-    async fn seat_act(&mut self, conn: ConnId, req: Option<u32>, seat: Seat, act: Act, now: Instant) {
+    async fn seat_act(
+        &mut self,
+        conn: ConnId,
+        req: Option<u32>,
+        seat: Seat,
+        (act, resent): (Act, bool),
+        now: Instant,
+    ) {
         match act {
             Act::Leave => {
+                if self.revealing() {
+                    return self.error_to(
+                        conn,
+                        req,
+                        ErrorCode::AlreadyStarted,
+                        "the match is starting: leave once it has begun",
+                    );
+                }
                 if self.game.is_none() {
                     info!(%seat, "player left the lobby: seat freed");
                     self.seats[seat] = None;
@@ -428,6 +450,7 @@ impl Table {
                     }
                 } else {
                     info!(%seat, "player left the match: a bot plays the seat for good");
+                    self.note_bot_takes(seat);
                     if let Some(o) = self.seats[seat].as_mut() {
                         o.left = true;
                         o.conns = 0;
@@ -439,9 +462,8 @@ impl Table {
                     }
                 }
                 self.seats_changed().await;
-                self.send_to(conn, &ServerMessage::Ack { req });
                 self.arm_turn(now);
-                self.broadcast(now);
+                self.broadcast_with(now, Some((conn, req)));
             }
             Act::TakeOver => {
                 let taken = match self.seats[seat].as_mut() {
@@ -463,19 +485,24 @@ impl Table {
                 }
                 info!(%seat, "player took over");
                 self.seats_changed().await;
-                self.send_to(conn, &ServerMessage::Ack { req });
                 // A fresh turn clock for the player, if on turn.
                 self.clock = None;
                 self.arm_turn(now);
-                self.broadcast(now);
+                self.broadcast_with(now, Some((conn, req)));
             }
-            Act::Bid(b) => self.player_action(conn, req, seat, Action::Bid(b), now).await,
-            Act::Play(c) => self.player_action(conn, req, seat, Action::Play(c), now).await,
+            Act::Bid(b, seq) => self.player_action(conn, req, seat, (Action::Bid(b), seq, resent), now).await,
+            Act::Play(c, seq) => {
+                self.player_action(conn, req, seat, (Action::Play(c), seq, resent), now).await
+            }
             Act::Closing
             | Act::Sync
             | Act::Start { .. }
             | Act::AddBots { .. }
+            | Act::RemoveBot { .. }
+            | Act::MoveSeat { .. }
+            | Act::Invite { .. }
             | Act::Seed(_)
+            | Act::CommitSeed(_)
             | Act::Chat(_)
             | Act::Rematch(_) => {}
         }

@@ -17,6 +17,7 @@ use tokio_util::task::TaskTracker;
 use uuid::Uuid;
 
 use super::*;
+use crate::record::RestoredSeat;
 use crate::storage::{Journal, TableRecord};
 use crate::token::TokenHash;
 use crate::token::new_token;
@@ -139,13 +140,14 @@ impl Fake {
 
     async fn join(h: &Harness, seat: Seat) -> Fake {
         let mut f = Fake::new(4096);
-        let role = f.attach(h, Attach::Join { name: seat.name().into(), seat: Some(seat) }).await;
+        let role =
+            f.attach(h, Attach::Join { name: seat.name().into(), seat: Some(seat), invite: None }).await;
         assert_eq!(role, Some(Role::Seat(seat)));
         f
     }
 
     async fn act(&mut self, h: &Harness, act: Act) {
-        h.handle.send(TableCommand::Act { conn: self.id, req: None, act }).await.unwrap();
+        h.handle.send(TableCommand::Act { conn: self.id, req: None, act, resent: false }).await.unwrap();
         settle().await;
         self.drain();
     }
@@ -247,8 +249,8 @@ fn legal_action(v: &TableView) -> Action {
 
 fn act_of(a: Action) -> Act {
     match a {
-        Action::Bid(b) => Act::Bid(b),
-        Action::Play(c) => Act::Play(c),
+        Action::Bid(b) => Act::Bid(b, None),
+        Action::Play(c) => Act::Play(c, None),
     }
 }
 
@@ -455,7 +457,7 @@ async fn leaving_is_permanent_and_a_bot_plays_on() {
     let v = again.view();
     assert_eq!(v.you, Some(Seat::South));
     assert!(v.game.as_ref().unwrap().hand.is_none(), "a leaver sees no hand");
-    again.act(&h, Act::Bid(3)).await;
+    again.act(&h, Act::Bid(3, None)).await;
     assert_eq!(again.errors.last(), Some(&ErrorCode::SeatLeft));
     again.act(&h, Act::TakeOver).await;
     assert_eq!(again.errors.last(), Some(&ErrorCode::SeatLeft));
@@ -508,14 +510,15 @@ async fn a_connection_that_falls_behind_is_dropped_and_can_resume() {
     let mut fast = Fake::join(&h, Seat::North).await;
     // A slow connection whose outbox holds two frames and is never read.
     let mut slow = Fake::new(2);
-    let role = slow.attach(&h, Attach::Join { name: "Slow".into(), seat: Some(Seat::East) }).await;
+    let role =
+        slow.attach(&h, Attach::Join { name: "Slow".into(), seat: Some(Seat::East), invite: None }).await;
     assert_eq!(role, Some(Role::Seat(Seat::East)));
     let token = slow.token.clone().unwrap();
     // Changes at the table overflow its outbox: the table drops it rather
     // than wait.
     for _ in 0..4 {
         let mut watcher = Fake::new(8);
-        watcher.attach(&h, Attach::Join { name: "W".into(), seat: Some(Seat::South) }).await;
+        watcher.attach(&h, Attach::Join { name: "W".into(), seat: Some(Seat::South), invite: None }).await;
         watcher.act(&h, Act::Leave).await;
     }
     settle().await;
@@ -545,6 +548,7 @@ fn people(tokens: &[TokenHash; 4]) -> BySeat<Option<RestoredSeat>> {
             autopilot: false,
             timeouts: 0,
             grace_expired: false,
+            players: Vec::new(),
         })
     })
 }
@@ -554,7 +558,17 @@ async fn restored_tables_keep_counting_views_upwards() {
     let tokens: Vec<(String, TokenHash)> = (0..4).map(|_| new_token().unwrap()).collect();
     let hashes = [tokens[0].1, tokens[1].1, tokens[2].1, tokens[3].1];
     let game = Match::new(Rules::default(), 7);
-    let h = restored_table(settings(), Restored { seats: people(&hashes), game: Some(game), epoch: 3 }).await;
+    let h = restored_table(
+        settings(),
+        Restored {
+            seats: people(&hashes),
+            game: Some(game),
+            epoch: 3,
+            recent: Vec::new(),
+            commitments: [None; 4],
+        },
+    )
+    .await;
     let f = Fake::new(64);
     let (reply, rx) = oneshot::channel();
     let how = Attach::Resume { token: tokens[0].0.clone() };
@@ -590,7 +604,13 @@ async fn absence_state_survives_a_restart() {
     }
     let h = restored_table(
         settings(),
-        Restored { seats, game: Some(Match::new(Rules::default(), 11)), epoch: 1 },
+        Restored {
+            seats,
+            game: Some(Match::new(Rules::default(), 11)),
+            epoch: 1,
+            recent: Vec::new(),
+            commitments: [None; 4],
+        },
     )
     .await;
     let mut north = Fake::new(4096);
@@ -789,6 +809,8 @@ fn secrets_are_not_in_debug_strings() {
         seats: BySeat([None, None, None, None]),
         game: Some(Match::new(Rules::default(), 0xDEAD_BEEF)),
         epoch: 1,
+        recent: Vec::new(),
+        commitments: [None; 4],
     };
     let p = format!("{restored:?}");
     assert!(!p.contains(&0xDEAD_BEEF_u64.to_string()) && !p.contains("deadbeef"), "{p}");
@@ -987,14 +1009,17 @@ async fn a_seat_is_stored_before_its_token_is_given() {
     let h = table_on(journal, TableOptions::default(), settings()).await;
     faults.fail_once(Op::Seats);
     let mut f = Fake::new(64);
-    assert_eq!(f.attach(&h, Attach::Join { name: "Ann".into(), seat: Some(Seat::North) }).await, None);
+    assert_eq!(
+        f.attach(&h, Attach::Join { name: "Ann".into(), seat: Some(Seat::North), invite: None }).await,
+        None
+    );
     assert_eq!(f.errors, vec![ErrorCode::StorageUnavailable]);
     assert!(f.token.is_none(), "no token for a seat that is not stored");
     assert_eq!(status(&h).await.summary.open_seats, 4);
     // Once stored, the token restores the seat.
     let mut g = Fake::new(64);
     assert_eq!(
-        g.attach(&h, Attach::Join { name: "Ann".into(), seat: Some(Seat::North) }).await,
+        g.attach(&h, Attach::Join { name: "Ann".into(), seat: Some(Seat::North), invite: None }).await,
         Some(Role::Seat(Seat::North))
     );
     let stored = h.journal.get(h.handle.id()).await.unwrap().unwrap();

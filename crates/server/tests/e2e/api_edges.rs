@@ -255,6 +255,7 @@ async fn names_that_could_spoof_are_refused() {
                 table,
                 name: name.into(),
                 seat: None,
+                invite: None,
             })
             .await;
         let (_, code, message) = error_of(&r);

@@ -82,7 +82,7 @@ async fn a_leavers_partner_finishes_the_match_with_the_bot() {
     ));
     let gv = ghost.view_until(|_| true).await;
     assert!(gv.game.as_ref().unwrap().hand.is_none());
-    let refused = ghost.request(ClientMessage::Bid { bid: 4 }).await;
+    let refused = ghost.request(ClientMessage::Bid { bid: 4, seq: None }).await;
     assert!(matches!(refused, ServerMessage::Error { code: spades_protocol::ErrorCode::SeatLeft, .. }));
     drop(ghost);
 

@@ -254,6 +254,7 @@ impl Client {
                 table,
                 name: name.into(),
                 seat,
+                invite: None,
             })
             .await
         {
@@ -281,8 +282,8 @@ pub fn simple_move(view: &TableView) -> Option<Action> {
 
 pub fn action_message(action: Action) -> ClientMessage {
     match action {
-        Action::Bid(bid) => ClientMessage::Bid { bid },
-        Action::Play(card) => ClientMessage::Play { card },
+        Action::Bid(bid) => ClientMessage::Bid { bid, seq: None },
+        Action::Play(card) => ClientMessage::Play { card, seq: None },
     }
 }
 

@@ -2,13 +2,16 @@
 //! and HTTP clients.
 
 mod api_edges;
+mod away;
 mod clocks;
 mod cluster;
 mod connections;
 mod crash;
+mod friends;
 mod hardening;
 mod helpers;
 mod match_play;
 mod ops;
 mod refusals;
 mod rest;
+mod turns;

@@ -67,6 +67,7 @@ async fn nobody_acts_out_of_place_and_illegal_cards_change_nothing() {
             table,
             name: "Late".into(),
             seat: Some(Seat::North),
+            invite: None,
         })
         .await;
     assert_eq!(code_of(&r), Some(ErrorCode::SeatTaken));
@@ -76,6 +77,7 @@ async fn nobody_acts_out_of_place_and_illegal_cards_change_nothing() {
             table,
             name: "Late".into(),
             seat: None,
+            invite: None,
         })
         .await;
     assert_eq!(code_of(&r), Some(ErrorCode::TableFull));
@@ -85,13 +87,14 @@ async fn nobody_acts_out_of_place_and_illegal_cards_change_nothing() {
             table,
             name: " ".into(),
             seat: None,
+            invite: None,
         })
         .await;
     assert_eq!(code_of(&r), Some(ErrorCode::InvalidName));
     // Only the owner starts.
     let r = seats[1].request(ClientMessage::Start { owner_token: tokens[1].clone() }).await;
     assert_eq!(code_of(&r), Some(ErrorCode::InvalidToken));
-    let r = seats[0].request(ClientMessage::Bid { bid: 3 }).await;
+    let r = seats[0].request(ClientMessage::Bid { bid: 3, seq: None }).await;
     assert_eq!(code_of(&r), Some(ErrorCode::NotStarted));
     seats[0].request(ClientMessage::Start { owner_token: created.owner_token.clone() }).await;
     let r = seats[0].request(ClientMessage::AddBots { owner_token: created.owner_token.clone() }).await;
@@ -121,14 +124,14 @@ async fn nobody_acts_out_of_place_and_illegal_cards_change_nothing() {
     spectator
         .request(ClientMessage::Watch { protocol: Some(spades_protocol::PROTOCOL_VERSION), table })
         .await;
-    let r = spectator.request(ClientMessage::Bid { bid: 3 }).await;
+    let r = spectator.request(ClientMessage::Bid { bid: 3, seq: None }).await;
     assert_eq!(code_of(&r), Some(ErrorCode::NotSeated));
 
     // Whoever is not on turn is refused, with the seat on turn named.
     let v = seats[0].view_until(|v| v.game.is_some()).await;
     let turn = v.game.as_ref().unwrap().turn.unwrap();
     let wrong = turn.next();
-    let r = seats[usize::from(wrong.index())].request(ClientMessage::Bid { bid: 3 }).await;
+    let r = seats[usize::from(wrong.index())].request(ClientMessage::Bid { bid: 3, seq: None }).await;
     assert_eq!(code_of(&r), Some(ErrorCode::NotYourTurn));
     if let ServerMessage::Error { message, .. } = r {
         assert!(message.starts_with("not your turn"), "{message}");
@@ -138,7 +141,7 @@ async fn nobody_acts_out_of_place_and_illegal_cards_change_nothing() {
     // spades are broken, or a card it does not hold.
     for i in 0..4 {
         let s = turn.offset(i);
-        let r = seats[usize::from(s.index())].request(ClientMessage::Bid { bid: 3 }).await;
+        let r = seats[usize::from(s.index())].request(ClientMessage::Bid { bid: 3, seq: None }).await;
         assert!(matches!(r, ServerMessage::Ack { .. }), "{r:?}");
     }
     let leader = &mut seats[usize::from(turn.index())];
@@ -150,11 +153,11 @@ async fn nobody_acts_out_of_place_and_illegal_cards_change_nothing() {
     let Legal::Play { cards: legal } = v.game.as_ref().unwrap().legal else { panic!("no legal cards") };
     let illegal: Option<Card> = hand.minus(legal).first();
     let not_mine: Card = CardSet::FULL.minus(hand).first().unwrap();
-    let r = leader.request(ClientMessage::Play { card: not_mine }).await;
+    let r = leader.request(ClientMessage::Play { card: not_mine, seq: None }).await;
     assert_eq!(code_of(&r), Some(ErrorCode::CardNotInHand));
     if let Some(card) = illegal {
         assert_eq!(card.suit(), Suit::Spades);
-        let r = leader.request(ClientMessage::Play { card }).await;
+        let r = leader.request(ClientMessage::Play { card, seq: None }).await;
         assert_eq!(code_of(&r), Some(ErrorCode::SpadesNotBroken));
         if let ServerMessage::Error { message, .. } = r {
             assert_eq!(message, "spades are not broken yet");
@@ -169,7 +172,7 @@ async fn nobody_acts_out_of_place_and_illegal_cards_change_nothing() {
 
     // Lead a legal card; the next seat that holds the led suit must follow.
     let lead = legal.first().unwrap();
-    leader.request(ClientMessage::Play { card: lead }).await;
+    leader.request(ClientMessage::Play { card: lead, seq: None }).await;
     let next = turn.next();
     let follower = &mut seats[usize::from(next.index())];
     let v = follower.view_until(|v| v.game.as_ref().unwrap().turn == v.you).await;
@@ -177,7 +180,7 @@ async fn nobody_acts_out_of_place_and_illegal_cards_change_nothing() {
     if !hand.of_suit(lead.suit()).is_empty()
         && let Some(off) = hand.minus(CardSet::suit(lead.suit())).first()
     {
-        let r = follower.request(ClientMessage::Play { card: off }).await;
+        let r = follower.request(ClientMessage::Play { card: off, seq: None }).await;
         assert_eq!(code_of(&r), Some(ErrorCode::MustFollowSuit));
         if let ServerMessage::Error { message, .. } = r {
             assert_eq!(message, format!("you must follow the led suit ({})", lead.suit()));
@@ -209,7 +212,25 @@ async fn old_clients_are_told_the_version_and_sync_gives_a_snapshot() {
             other => panic!("{frame}: {other:?}"),
         }
     }
+    // Any other number (or null) is a version this server does not speak;
+    // 2.0 is 2; a string is a malformed field.
+    for (protocol, code) in [
+        ("-2", ErrorCode::UnsupportedProtocol),
+        ("1099511627776", ErrorCode::UnsupportedProtocol),
+        ("2.5", ErrorCode::UnsupportedProtocol),
+        ("null", ErrorCode::UnsupportedProtocol),
+        ("\"2\"", ErrorCode::BadMessage),
+    ] {
+        old.send_raw(&format!(r#"{{"req":1,"type":"watch","protocol":{protocol},"table":"{table}"}}"#)).await;
+        match old.reply_to(1).await {
+            ServerMessage::Error { code: got, .. } => assert_eq!(got, code, "protocol {protocol}"),
+            other => panic!("protocol {protocol}: {other:?}"),
+        }
+    }
     assert_eq!(server.status(table).await.summary.open_seats, 4, "the old client took no seat");
+    let mut float = server.client().await;
+    float.send_raw(&format!(r#"{{"req":1,"type":"watch","protocol":2.0,"table":"{table}"}}"#)).await;
+    assert!(matches!(float.reply_to(1).await, ServerMessage::Watching { .. }), "2.0 is 2");
 
     let mut ann = server.client().await;
     ann.join(table, "Ann", Some(Seat::North)).await;

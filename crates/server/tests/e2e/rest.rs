@@ -79,3 +79,66 @@ async fn list_and_status_reflect_the_tables() {
     assert_eq!(get("/healthz").await.text().await.unwrap(), "ok");
     server.stop().await;
 }
+
+/// The lobby's list answers with an `ETag`: while nothing changes a client
+/// that sends it back gets `304` and no body; the JSON is gzipped for a
+/// client that takes it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_table_list_is_revalidated_and_compressed() {
+    let server = spawn_server(test_config()).await;
+    for _ in 0..12 {
+        server.create_table(spades_protocol::TableOptions::default()).await;
+    }
+    // reqwest sends no Accept-Encoding and decodes nothing here: raw bytes.
+    let url = server.url("/api/v1/tables");
+    let first = server.http.get(&url).send().await.unwrap();
+    assert_eq!(first.status(), 200);
+    assert_eq!(first.headers()["cache-control"], "no-cache");
+    let etag = first.headers()["etag"].to_str().unwrap().to_owned();
+    let plain = first.bytes().await.unwrap();
+    let again = server.http.get(&url).header("if-none-match", &etag).send().await.unwrap();
+    assert_eq!(again.status(), 304);
+    assert_eq!(again.headers()["etag"].to_str().unwrap(), etag);
+    assert!(again.bytes().await.unwrap().is_empty());
+    // A change: a new tag and the new list.
+    server.create_table(spades_protocol::TableOptions::default()).await;
+    let changed = server.http.get(&url).header("if-none-match", &etag).send().await.unwrap();
+    assert_eq!(changed.status(), 200);
+    assert_ne!(changed.headers()["etag"].to_str().unwrap(), etag);
+    let zipped = server.http.get(&url).header("accept-encoding", "gzip").send().await.unwrap();
+    assert_eq!(zipped.headers()["content-encoding"], "gzip");
+    let z = zipped.bytes().await.unwrap();
+    assert!(z.len() * 4 < plain.len(), "{} gzipped of {}", z.len(), plain.len());
+    server.stop().await;
+}
+
+/// The page names its files under a versioned prefix, kept for a year; the
+/// page itself is revalidated.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_web_client_is_served_under_a_versioned_prefix() {
+    let server = spawn_server(test_config()).await;
+    let page = server.http.get(server.url("/")).send().await.unwrap();
+    assert_eq!(page.headers()["cache-control"], "no-cache");
+    let html = page.text().await.unwrap();
+    let start = html.find("src=\"/v/").expect("the script under /v/") + "src=\"".len();
+    let script = &html[start..start + html[start..].find('"').unwrap()];
+    assert!(script.ends_with("/js/app.js"), "{script}");
+    let version = script.trim_start_matches("/v/").split('/').next().unwrap().to_owned();
+    assert!(html.contains(&format!("href=\"/v/{version}/style.css\"")), "{html}");
+    let js = server.http.get(server.url(script)).send().await.unwrap();
+    assert_eq!(js.status(), 200);
+    assert_eq!(js.headers()["cache-control"], "public, max-age=31536000, immutable");
+    // A module it imports, relative to it, is under the same prefix.
+    let lobby = server.http.get(server.url(&format!("/v/{version}/js/lobby.js"))).send().await.unwrap();
+    assert_eq!(lobby.headers()["cache-control"], "public, max-age=31536000, immutable");
+    assert_eq!(
+        js.text().await.unwrap(),
+        server.http.get(server.url("/js/app.js")).send().await.unwrap().text().await.unwrap()
+    );
+    // Another build's prefix gets today's file, not to be kept.
+    let old = server.http.get(server.url("/v/000000000000/js/app.js")).send().await.unwrap();
+    assert_eq!((old.status().as_u16(), old.headers()["cache-control"].to_str().unwrap()), (200, "no-cache"));
+    let missing = server.http.get(server.url(&format!("/v/{version}/js/nope.js"))).send().await.unwrap();
+    assert_eq!(missing.status(), 404);
+    server.stop().await;
+}

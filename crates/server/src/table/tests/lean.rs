@@ -31,7 +31,10 @@ impl Fake {
     async fn check(&mut self, h: &Harness, what: &str) {
         self.drain();
         self.checking = true;
-        h.handle.send(TableCommand::Act { conn: self.id, req: None, act: Act::Sync }).await.unwrap();
+        h.handle
+            .send(TableCommand::Act { conn: self.id, req: None, act: Act::Sync, resent: false })
+            .await
+            .unwrap();
         settle().await;
         self.drain();
         assert!(!self.checking, "{what}: no snapshot came back");

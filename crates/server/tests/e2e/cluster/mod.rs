@@ -23,6 +23,9 @@ use uuid::Uuid;
 
 use crate::helpers::{Client, assert_no_leaks, simple_move};
 
+mod failover;
+mod partition;
+
 /// An HTTP client whose requests give up after 20 s (a test must fail, not
 /// hang, when a node does not answer).
 fn http() -> reqwest::Client {
@@ -41,6 +44,8 @@ struct Env {
     nats: String,
     prefix: String,
     data: PathBuf,
+    /// Settings every node of the test gets beside the usual ones.
+    extra: Vec<(&'static str, &'static str)>,
     /// This test's turn (see [`ONE_AT_A_TIME`]).
     _turn: tokio::sync::MutexGuard<'static, ()>,
 }
@@ -65,7 +70,16 @@ impl Env {
         sqlx::raw_sql(sqlx::AssertSqlSafe(format!("CREATE DATABASE {db}"))).execute(&admin).await.unwrap();
         let url = format!("{}/{db}", &base[..base.rfind('/').unwrap()]);
         let data = std::env::temp_dir().join(format!("spades-cluster-{id}"));
-        Some(Env { admin, db, url, nats, prefix: format!("t{}", &id[..12]), data, _turn: turn })
+        Some(Env {
+            admin,
+            db,
+            url,
+            nats,
+            prefix: format!("t{}", &id[..12]),
+            data,
+            extra: Vec::new(),
+            _turn: turn,
+        })
     }
 
     async fn drop_db(self) {
@@ -83,9 +97,22 @@ struct Node {
 
 impl Node {
     fn spawn(env: &Env, id: &str, addr: SocketAddr) -> Child {
+        Node::command(env, id, addr, None).spawn().unwrap()
+    }
+
+    /// The node's command: the binary with the test's settings, run in the
+    /// network namespace `netns` when given.
+    fn command(env: &Env, id: &str, addr: SocketAddr, netns: Option<&str>) -> Command {
         let config = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../config/default.toml");
-        Command::new(env!("CARGO_BIN_EXE_spades-server"))
-            .arg("--config")
+        let mut cmd = match netns {
+            Some(ns) => {
+                let mut c = Command::new("ip");
+                c.args(["netns", "exec", ns, env!("CARGO_BIN_EXE_spades-server")]);
+                c
+            }
+            None => Command::new(env!("CARGO_BIN_EXE_spades-server")),
+        };
+        cmd.arg("--config")
             .arg(config)
             .env("SPADES_SERVER__BIND", addr.to_string())
             .env("SPADES_SERVER__SHUTDOWN_GRACE_SECS", "3")
@@ -104,15 +131,15 @@ impl Node {
             // any person: a seat of a quick match passed the per-connection
             // message limit (100 in 10 s) and was told to slow down.
             .env("SPADES_LIMITS__MESSAGES_PER_10S", "1000000")
+            .envs(env.extra.iter().copied())
             .env("RUST_LOG", std::env::var("SPADES_TEST_NODE_LOG").unwrap_or_else(|_| "warn".into()))
             .stdout(if std::env::var_os("SPADES_TEST_NODE_LOG").is_some() {
                 Stdio::inherit()
             } else {
                 Stdio::null()
             })
-            .stderr(Stdio::inherit())
-            .spawn()
-            .unwrap()
+            .stderr(Stdio::inherit());
+        cmd
     }
 
     async fn start(env: &Env, id: &str) -> Node {
@@ -341,8 +368,8 @@ async fn drive(
                         req += 1;
                         sent.insert(req, (g.hand_number, action));
                         let msg = match action {
-                            Action::Bid(bid) => ClientMessage::Bid { bid },
-                            Action::Play(card) => ClientMessage::Play { card },
+                            Action::Bid(bid) => ClientMessage::Bid { bid, seq: None },
+                            Action::Play(card) => ClientMessage::Play { card, seq: None },
                         };
                         let frame = ClientFrame { req: Some(req), msg };
                         let text = serde_json::to_string(&frame).unwrap();
@@ -598,6 +625,9 @@ async fn killing_the_owner_moves_the_table_and_loses_no_acknowledged_action() {
         let out = d.await.unwrap();
         assert_eq!(out.last.as_ref().map(|v| v.phase), Some(TablePhase::Finished), "{seat}: {out:?}");
         assert_eq!(out.reconnects, 0, "{seat} kept its connection to a surviving node: {:?}", out.closes);
+        // A move the dead owner stored but never answered is acknowledged
+        // by the new owner when the relay sends it again.
+        assert!(out.errors.is_empty(), "{seat}: {:?}", out.errors);
         outcomes.push((seat, out));
     }
     let rec = record(nodes[1].addr, table).await;
@@ -638,6 +668,9 @@ async fn a_paused_owner_writes_nothing_after_another_node_took_over() {
     for (seat, d) in drivers {
         let out = d.await.unwrap();
         assert_eq!(out.last.as_ref().map(|v| v.phase), Some(TablePhase::Finished), "{seat}: {out:?}");
+        // A move sent to the paused owner is answered by the new one, not
+        // refused by the old one when it wakes.
+        assert!(out.errors.is_empty(), "{seat}: {:?}", out.errors);
         outcomes.push((seat, out));
     }
     // No fork: the log is one line of play that replays, holds every

@@ -1,0 +1,90 @@
+//! What every REST request and WebSocket connection may use: the services
+//! (this node's tables, every table wherever it runs, the records), the
+//! per-address limits, and the counters the transports keep. Built once by
+//! `app.rs`; the cluster never sees it.
+
+use std::net::IpAddr;
+use std::sync::Arc;
+use std::sync::atomic::AtomicUsize;
+
+use axum::http::HeaderMap;
+use tokio::sync::Semaphore;
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
+
+use crate::admission::{Limits, client_addr};
+use crate::cluster::Cluster;
+use crate::config::{Cidr, Config};
+use crate::directory::Directory;
+use crate::hosting::Hosting;
+use crate::storage::Journal;
+
+/// State shared by every request and connection.
+#[derive(Debug)]
+pub struct Shared {
+    /// The configuration.
+    pub config: Config,
+    /// The tables this node hosts.
+    pub hosting: Arc<Hosting>,
+    /// Every table, wherever it runs.
+    pub tables: Directory,
+    /// The event log (match records, readiness).
+    pub journal: Journal,
+    /// Cancelled when the server shuts down.
+    pub shutdown: CancellationToken,
+    /// Tracks table and connection tasks, to wait for them on shutdown.
+    pub tracker: TaskTracker,
+    /// Open WebSocket connections.
+    pub connections: AtomicUsize,
+    /// Per-address limits.
+    pub limits: Limits,
+    /// Reverse proxies whose `X-Forwarded-For` is believed.
+    pub trusted_proxies: Vec<Cidr>,
+    /// Permits for REST requests in progress.
+    pub requests: Arc<Semaphore>,
+    /// This node's part of the cluster (readiness: NATS); `None` for a
+    /// single server.
+    pub cluster: Option<Arc<Cluster>>,
+}
+
+/// A cheap handle on [`Shared`].
+pub type AppState = Arc<Shared>;
+
+impl Shared {
+    /// The state of a server with `config`, writing to `journal`, for one
+    /// node of a cluster (or none).
+    pub fn new(
+        config: Config,
+        journal: Journal,
+        shutdown: CancellationToken,
+        cluster: Option<Arc<Cluster>>,
+    ) -> AppState {
+        let tracker = TaskTracker::new();
+        let leasing = cluster.clone().map(|c| c as Arc<dyn crate::hosting::Leasing>);
+        let hosting =
+            Arc::new(Hosting::new(&config, journal.clone(), shutdown.clone(), tracker.clone(), leasing));
+        let tables = Directory::new(Arc::clone(&hosting), cluster.clone());
+        let limits = Limits::new(&config.limits);
+        let trusted_proxies = config.trusted_proxies();
+        let requests = Arc::new(Semaphore::new(config.limits.max_concurrent_requests));
+        Arc::new(Shared {
+            config,
+            hosting,
+            tables,
+            journal,
+            shutdown,
+            tracker,
+            connections: AtomicUsize::new(0),
+            limits,
+            trusted_proxies,
+            requests,
+            cluster,
+        })
+    }
+
+    /// The client address of a request from TCP peer `peer` (see
+    /// [`client_addr`]).
+    pub fn client_ip(&self, peer: IpAddr, headers: &HeaderMap) -> IpAddr {
+        client_addr(peer, headers, &self.trusted_proxies)
+    }
+}

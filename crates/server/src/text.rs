@@ -1,0 +1,76 @@
+//! Text a player typed that everybody will see: which names are accepted.
+
+/// Checks a display name: trimmed, 1..=`max` characters, no control
+/// characters and none of the invisible characters that could make a name
+/// pass for another ([`is_spoofing`]). Names with them are refused, not
+/// stripped, so what a player typed is what everybody sees.
+pub fn clean_name(raw: &str, max: usize) -> Option<String> {
+    let name = raw.trim();
+    let ok = !name.is_empty()
+        && name.chars().count() <= max
+        && !name.chars().any(|c| c.is_control() || is_spoofing(c));
+    ok.then(|| name.to_owned())
+}
+
+/// Characters refused in names: bidirectional embeddings, overrides,
+/// isolates and marks (U+202A–U+202E, U+2066–U+2069, U+200E, U+200F,
+/// U+061C), which reorder the text around them, zero-width characters
+/// (U+200B–U+200D, U+2060, U+FEFF), which hide inside a name, and the line
+/// and paragraph separators (U+2028, U+2029).
+pub fn is_spoofing(c: char) -> bool {
+    matches!(
+        c,
+        '\u{202A}'..='\u{202E}'
+            | '\u{2066}'..='\u{2069}'
+            | '\u{200E}'
+            | '\u{200F}'
+            | '\u{061C}'
+            | '\u{200B}'..='\u{200D}'
+            | '\u{2060}'
+            | '\u{FEFF}'
+            | '\u{2028}'
+            | '\u{2029}'
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_cleaned() {
+        assert_eq!(clean_name("  Ann ", 24), Some("Ann".into()));
+        assert_eq!(clean_name("", 24), None);
+        assert_eq!(clean_name("   ", 24), None);
+        assert_eq!(clean_name("a\u{7}b", 24), None);
+        assert_eq!(clean_name(&"x".repeat(25), 24), None);
+        assert_eq!(clean_name(&"é".repeat(24), 24), Some("é".repeat(24)));
+    }
+
+    #[test]
+    fn names_cannot_spoof() {
+        let spoofers = [
+            '\u{202A}', '\u{202B}', '\u{202C}', '\u{202D}', '\u{202E}', '\u{2066}', '\u{2067}', '\u{2068}',
+            '\u{2069}', '\u{200E}', '\u{200F}', '\u{061C}', '\u{200B}', '\u{200C}', '\u{200D}', '\u{2060}',
+            '\u{FEFF}', '\u{2028}', '\u{2029}',
+        ];
+        for c in spoofers {
+            assert!(is_spoofing(c), "U+{:04X}", u32::from(c));
+            assert_eq!(clean_name(&format!("A{c}nn"), 24), None, "U+{:04X} inside", u32::from(c));
+            // The separators are white space: trimmed at the ends like spaces.
+            if !c.is_whitespace() {
+                assert_eq!(clean_name(&format!("Ann{c}"), 24), None, "U+{:04X} at the end", u32::from(c));
+                assert_eq!(clean_name(&c.to_string(), 24), None, "U+{:04X} alone", u32::from(c));
+            }
+        }
+        // "Ann" shown as "nnA" by a right-to-left override.
+        assert_eq!(clean_name("\u{202E}nnA", 24), None);
+        // Letters of right-to-left scripts and ordinary accents are names.
+        assert_eq!(clean_name("مريم", 24), Some("مريم".into()));
+        assert_eq!(clean_name("שרה", 24), Some("שרה".into()));
+        assert_eq!(clean_name("Zoë Łucja", 24), Some("Zoë Łucja".into()));
+        assert!(
+            !is_spoofing(' ') && !is_spoofing('a') && !is_spoofing('\u{2030}') && !is_spoofing('\u{2065}')
+        );
+    }
+}
