@@ -161,6 +161,11 @@ pub struct Connection {
     keeper: ViewKeeper,
     /// The request id of a `sync` sent after a gap, whose `ack` is ours.
     sync_req: Option<u32>,
+    /// A seed committed to and not yet revealed: the table and seat it is
+    /// for; revealed when a view asks for it.
+    unrevealed: Option<(Uuid, Seat, ClientSeed)>,
+    /// The request id of a reveal, whose answer is ours.
+    reveal_req: Option<u32>,
 }
 
 impl Connection {
@@ -209,6 +214,8 @@ impl Connection {
                 contributed: None,
                 keeper: ViewKeeper::new(),
                 sync_req: None,
+                unrevealed: None,
+                reveal_req: None,
             };
             match conn.recv().await? {
                 ServerMessage::Hello { protocol, server, server_time } => {
@@ -258,7 +265,15 @@ impl Connection {
     ///
     /// # Errors
     /// [`Error::Closed`] when the connection is gone.
-    pub async fn send(&mut self, msg: ClientMessage) -> Result<u32> {
+    pub async fn send(&mut self, mut msg: ClientMessage) -> Result<u32> {
+        // A move is for the turn of the view it was chosen from: the seq of
+        // the last frame applied goes with it (refused `stale` if the table
+        // moved on meanwhile).
+        if let ClientMessage::Bid { seq, .. } | ClientMessage::Play { seq, .. } = &mut msg
+            && seq.is_none()
+        {
+            *seq = self.keeper.view().map(|(s, _)| s);
+        }
         let req = self.next_req();
         self.send_frame(&ClientFrame { req: Some(req), msg }).await?;
         Ok(req)
@@ -345,9 +360,18 @@ impl Connection {
         loop {
             let text = self.recv_text().await?;
             match self.keeper.receive(parse(&text)?) {
-                Kept::View(seq, view) => return Ok(ServerMessage::View { seq, view }),
+                Kept::View(seq, view) => {
+                    self.reveal_if_asked(&view).await?;
+                    return Ok(ServerMessage::View { seq, view });
+                }
                 Kept::Other(ServerMessage::Ack { req: Some(r) }) if self.sync_req == Some(r) => {
                     self.sync_req = None;
+                }
+                // The answer to a reveal this connection made by itself.
+                Kept::Other(
+                    ServerMessage::Ack { req: Some(r) } | ServerMessage::Error { req: Some(r), .. },
+                ) if self.reveal_req == Some(r) => {
+                    self.reveal_req = None;
                 }
                 Kept::Other(msg) => return Ok(msg),
                 Kept::Nothing => {}
@@ -406,6 +430,7 @@ impl Connection {
                 table,
                 name: name.to_owned(),
                 seat,
+                invite: None,
             })
             .await?
         {
@@ -441,21 +466,56 @@ impl Connection {
         Ok(seat)
     }
 
-    /// Sends a fresh random seed for the fair deals, to be counted if the
-    /// match starts with the commitment `seen` (the one in the view this
-    /// client last saw), and waits for the `ack`.
+    /// Commits to a fresh random seed for the fair deals of `table`, at
+    /// `seat`, to be counted if the match starts with the server's
+    /// commitment `seen` (the one in the view this client last saw), and
+    /// waits for the `ack`. The seed itself is sent only once the owner's
+    /// start closes the commitments: [`Connection::recv`] reveals it when a
+    /// view asks (`fair.reveal_by`). Nobody sees it before every
+    /// commitment is fixed (docs/fairness.md).
     ///
     /// # Errors
     /// [`Error::Refused`] (`already_started`: the seeds are fixed;
     /// `not_seated`), a failing random source ([`Error::Protocol`]) or a
     /// connection error.
+    pub async fn commit_seed(&mut self, table: Uuid, seat: Seat, seen: Commitment) -> Result<ClientSeed> {
+        let seed = fresh_seed()?;
+        let commitment = seed.commitment(*table.as_bytes(), seat);
+        self.request(ClientMessage::CommitSeed { commitment }).await?;
+        self.unrevealed = Some((table, seat, seed));
+        self.contributed = Some((seen, seed));
+        Ok(seed)
+    }
+
+    /// Sends a fresh random seed in the clear (before the start; the server
+    /// keeps it secret until then and counts it as committed). Weaker than
+    /// [`Connection::commit_seed`]: the server itself sees it before the
+    /// other seats commit. For clients that cannot reveal later.
+    ///
+    /// # Errors
+    /// As [`Connection::commit_seed`].
     pub async fn send_seed(&mut self, seen: Commitment) -> Result<ClientSeed> {
-        let mut bytes = [0u8; 32];
-        getrandom::fill(&mut bytes).map_err(|e| Error::Protocol(format!("no random source: {e}")))?;
-        let seed = ClientSeed::from_bytes(bytes);
+        let seed = fresh_seed()?;
         self.request(ClientMessage::Seed { seed }).await?;
         self.contributed = Some((seen, seed));
         Ok(seed)
+    }
+
+    /// Reveals the committed seed when `view` asks for it: the seats reveal
+    /// (`fair.reveal_by`), this seat's commitment is ours and its seed is
+    /// not shown yet. Sent without waiting; the answer is ours.
+    async fn reveal_if_asked(&mut self, view: &spades_protocol::TableView) -> Result<()> {
+        let Some((table, seat, seed)) = self.unrevealed else { return Ok(()) };
+        let Some(fair) = view.fair.as_ref().filter(|f| f.reveal_by.is_some()) else { return Ok(()) };
+        let i = usize::from(seat.index());
+        let ours = view.table == table
+            && view.you == Some(seat)
+            && fair.client_commitments[i] == Some(seed.commitment(*table.as_bytes(), seat));
+        if ours && fair.client_seeds[i].is_none() && self.reveal_req.is_none() {
+            self.reveal_req = Some(self.send(ClientMessage::Seed { seed }).await?);
+            self.unrevealed = None;
+        }
+        Ok(())
     }
 
     /// The last seed this connection sent and the commitment it had seen
@@ -487,7 +547,8 @@ impl Connection {
         let Some(fair) = view.fair.as_ref().filter(|f| !f.fixed && view.phase == TablePhase::Lobby) else {
             return Ok(());
         };
-        match self.send_seed(fair.commitment).await {
+        let Some(seat) = view.you else { return Ok(()) };
+        match self.commit_seed(view.table, seat, fair.commitment).await {
             Ok(_) | Err(Error::Refused { .. }) => Ok(()),
             Err(e) => Err(e),
         }
@@ -567,9 +628,16 @@ impl Connection {
 /// The message for a bid or a card.
 pub fn action_message(action: Action) -> ClientMessage {
     match action {
-        Action::Bid(bid) => ClientMessage::Bid { bid },
-        Action::Play(card) => ClientMessage::Play { card },
+        Action::Bid(bid) => ClientMessage::Bid { bid, seq: None },
+        Action::Play(card) => ClientMessage::Play { card, seq: None },
     }
+}
+
+/// 32 fresh random bytes from the operating system.
+fn fresh_seed() -> Result<ClientSeed> {
+    let mut bytes = [0u8; 32];
+    getrandom::fill(&mut bytes).map_err(|e| Error::Protocol(format!("no random source: {e}")))?;
+    Ok(ClientSeed::from_bytes(bytes))
 }
 
 fn parse(text: &str) -> Result<ServerMessage> {

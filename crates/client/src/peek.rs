@@ -200,6 +200,7 @@ mod tests {
             timeouts: 0,
         };
         let view = TableView {
+            grace_ms: Some(60_000),
             table: uuid::Uuid::nil(),
             name: "t".into(),
             phase: if game.is_some() { TablePhase::Bidding } else { TablePhase::Lobby },

@@ -141,8 +141,8 @@ impl Command {
     /// The protocol message.
     pub fn to_message(&self) -> ClientMessage {
         match self {
-            Command::Bid(bid) => ClientMessage::Bid { bid: *bid },
-            Command::Play(card) => ClientMessage::Play { card: *card },
+            Command::Bid(bid) => ClientMessage::Bid { bid: *bid, seq: None },
+            Command::Play(card) => ClientMessage::Play { card: *card, seq: None },
             Command::Start { owner_token } => ClientMessage::Start { owner_token: owner_token.clone() },
             Command::AddBots { owner_token } => ClientMessage::AddBots { owner_token: owner_token.clone() },
             Command::TakeOver => ClientMessage::TakeOver,
@@ -482,7 +482,8 @@ impl Supervisor {
             | ServerMessage::Change { .. }
             | ServerMessage::Joined { .. }
             | ServerMessage::Resumed { .. }
-            | ServerMessage::Watching { .. } => return,
+            | ServerMessage::Watching { .. }
+            | ServerMessage::Invited { .. } => return,
         };
         self.emit(event);
     }
@@ -555,8 +556,8 @@ mod tests {
     #[test]
     fn commands_map_to_messages() {
         let card: Card = "QH".parse().unwrap();
-        assert_eq!(Command::from(Action::Play(card)).to_message(), ClientMessage::Play { card });
-        assert_eq!(Command::from(Action::Bid(0)).to_message(), ClientMessage::Bid { bid: 0 });
+        assert_eq!(Command::from(Action::Play(card)).to_message(), ClientMessage::Play { card, seq: None });
+        assert_eq!(Command::from(Action::Bid(0)).to_message(), ClientMessage::Bid { bid: 0, seq: None });
         assert_eq!(Command::TakeOver.to_message(), ClientMessage::TakeOver);
     }
 }

@@ -26,13 +26,16 @@ pub struct Expect {
     pub commitment: Option<Commitment>,
     /// The seed this client sent.
     pub client_seed: Option<ClientSeed>,
+    /// The seat this client played: its seed must be that seat's.
+    pub seat: Option<Seat>,
 }
 
 /// One check and its outcome.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Check {
     /// A short stable name: `fair`, `revealed`, `commitment`,
-    /// `your commitment`, `your seed`, `first dealer`, `hand N`.
+    /// `your commitment`, `your seed`, `seat seeds`, `bots`, `complete`,
+    /// `first dealer`, `hand N`.
     pub name: String,
     /// True when it passed.
     pub passed: bool,
@@ -103,17 +106,112 @@ pub fn verify(record: &MatchRecord, expect: &Expect) -> Report {
         );
     }
     if let Some(mine) = expect.client_seed {
-        let at = Seat::ALL.into_iter().find(|s| fair.client_seeds[usize::from(s.index())] == Some(mine));
-        check(
-            &mut checks,
-            "your seed",
-            at.is_some(),
-            match at {
-                Some(seat) => format!("your seed is {seat}'s"),
-                None => "your seed is not among the players' seeds".to_owned(),
-            },
-        );
+        let (passed, detail) = match expect.seat {
+            None => {
+                (false, "say which seat you played (--seat): a seed counts only at its own seat".to_owned())
+            }
+            Some(seat) => {
+                let at = fair.client_seeds[usize::from(seat.index())];
+                if at == Some(mine) {
+                    (true, format!("your seed is {seat}'s, your seat's"))
+                } else {
+                    let other = Seat::ALL
+                        .into_iter()
+                        .find(|s| fair.client_seeds[usize::from(s.index())] == Some(mine));
+                    match other {
+                        Some(o) => (false, format!("your seed is at {o}, not at your seat {seat}")),
+                        None => (false, format!("{seat}, your seat, does not have the seed you sent")),
+                    }
+                }
+            }
+        };
+        check(&mut checks, "your seed", passed, detail);
     }
+    // Every seed is its own seat's: it matches that seat's commitment, made
+    // before any seed was shown. A commitment without a seed was withheld.
+    let table_id = *record.table.as_bytes();
+    let mut wrong = Vec::new();
+    let mut withheld = Vec::new();
+    for seat in Seat::ALL {
+        let i = usize::from(seat.index());
+        match (fair.client_seeds[i], fair.client_commitments[i]) {
+            (Some(seed), Some(c)) if seed.commitment(table_id, seat) == c => {}
+            (Some(_), _) => wrong.push(seat.name()),
+            (None, Some(_)) => withheld.push(seat.name()),
+            (None, None) => {}
+        }
+    }
+    check(
+        &mut checks,
+        "seat seeds",
+        wrong.is_empty(),
+        if wrong.is_empty() {
+            let mut d =
+                "every seed matches the commitment its own seat made before any seed was shown".to_owned();
+            if !withheld.is_empty() {
+                d.push_str(&format!(
+                    " ({} committed and did not reveal: dealt without a seed)",
+                    withheld.join(", ")
+                ));
+            }
+            d
+        } else {
+            format!("the seeds of {} do not match their seats' commitments", wrong.join(", "))
+        },
+    );
+    // Bots send no seed: a seed at a bot's seat came from the server.
+    let bots: Vec<&str> = record
+        .seats
+        .iter()
+        .filter(|s| s.kind == spades_protocol::SeatKind::Bot)
+        .filter(|s| {
+            let i = usize::from(s.seat.index());
+            fair.client_seeds[i].is_some() || fair.client_commitments[i].is_some()
+        })
+        .map(|s| s.seat.name())
+        .collect();
+    check(
+        &mut checks,
+        "bots",
+        bots.is_empty(),
+        if bots.is_empty() {
+            "no bot's seat has a seed".to_owned()
+        } else {
+            format!(
+                "a bot's seat has a seed, which only the server could have put there: {}",
+                bots.join(", ")
+            )
+        },
+    );
+    // The record holds every hand: 1 to the last one played, and its
+    // scores are the last hand's.
+    let played = if record.finished {
+        record.result.as_ref().map_or(0, |r| usize::from(r.hands_played))
+    } else {
+        record
+            .current_hand
+            .as_ref()
+            .map_or(record.hands.len(), |h| usize::from(h.hand_number.saturating_sub(1)))
+    };
+    let numbers_ok = record.hands.iter().enumerate().all(|(i, h)| usize::from(h.result.hand_number) == i + 1);
+    let scores_ok = record.hands.last().map_or([0, 0], |h| h.result.scores().0) == record.scores
+        && record.result.as_ref().is_none_or(|r| r.scores.0 == record.scores);
+    let complete =
+        record.hands.len() == played && numbers_ok && scores_ok && (played > 0 || !record.finished);
+    check(
+        &mut checks,
+        "complete",
+        complete,
+        if complete {
+            format!("the record holds every hand, 1 to {played}, and its scores are the last hand's")
+        } else if !numbers_ok {
+            "the record's hands are not numbered 1, 2, 3 … in order".to_owned()
+        } else if !scores_ok {
+            "the record's scores are not those of its last hand".to_owned()
+        } else {
+            format!("the record holds {} hands of the {played} played", record.hands.len())
+        },
+    );
     let seeds = FairSeeds::new(*record.table.as_bytes(), server, BySeat(fair.client_seeds));
     let first = seeds.first_dealer();
     if let Some(h) = record.hands.first() {
@@ -156,7 +254,9 @@ pub fn verify(record: &MatchRecord, expect: &Expect) -> Report {
 #[cfg(test)]
 mod tests {
     use spades_engine::{Action, Legal, Match, MatchEnd, Rules, ServerSeed};
-    use spades_protocol::{ActionSource, Fairness, HandRecord, PlayRecord, TableOptions};
+    use spades_protocol::{
+        ActionSource, Fairness, HandRecord, PlayRecord, RecordSeat, SeatKind, TableOptions,
+    };
     use uuid::Uuid;
 
     use super::*;
@@ -195,10 +295,24 @@ mod tests {
             }
         }
         MatchRecord {
+            abandoned: false,
             table,
             name: "t".into(),
             options: TableOptions { rules, ..TableOptions::default() },
-            seats: Vec::new(),
+            seats: Seat::ALL
+                .into_iter()
+                .map(|seat| RecordSeat {
+                    seat,
+                    name: seat.name().into(),
+                    kind: if matches!(seat, Seat::North | Seat::South) {
+                        SeatKind::Human
+                    } else {
+                        SeatKind::Bot
+                    },
+                    left: false,
+                    players: Vec::new(),
+                })
+                .collect(),
             created_at: 0,
             finished: true,
             hands,
@@ -211,10 +325,113 @@ mod tests {
                 version: 1,
                 commitment: seeds.commitment(),
                 client_seeds: seeds.client_seeds().0,
+                client_commitments: BySeat::new_with(|s| {
+                    seeds.client_seeds()[s].map(|c| c.commitment(*table.as_bytes(), s))
+                })
+                .0,
                 fixed: true,
                 server_seed: Some(*seeds.server_seed()),
+                reveal_by: None,
             }),
         }
+    }
+
+    fn failed(report: &Report) -> Vec<&str> {
+        report.checks.iter().filter(|c| !c.passed).map(|c| c.name.as_str()).collect()
+    }
+
+    /// The same match re-made with `clients` as its seeds (a self-consistent
+    /// record, as a dishonest server could make one).
+    fn remade(clients: BySeat<Option<ClientSeed>>) -> MatchRecord {
+        let mut r = record(1);
+        let table = r.table;
+        let seeds = FairSeeds::new(*table.as_bytes(), ServerSeed::from_bytes([4; 32]), clients);
+        let rules = r.options.rules;
+        let mut m = Match::fair(rules, seeds.clone());
+        let mut hands = Vec::new();
+        let mut plays = Vec::new();
+        while let Some(seat) = m.turn() {
+            let action = match m.legal_moves() {
+                Legal::Bid { .. } => Action::Bid(3),
+                Legal::Play { cards } => Action::Play(cards.first().unwrap()),
+                Legal::None => unreachable!(),
+            };
+            let before = m.results().len();
+            m.apply(seat, action).unwrap();
+            if let Action::Play(card) = action {
+                plays.push(PlayRecord { seat, card, source: ActionSource::Player, at: 0 });
+            }
+            if m.results().len() > before {
+                hands.push(HandRecord {
+                    result: m.results().last().unwrap().clone(),
+                    bid_sources: [ActionSource::Player; 4],
+                    plays: std::mem::take(&mut plays),
+                });
+            }
+        }
+        r.hands = hands;
+        r.result = m.result().copied();
+        r.scores = m.scores().0;
+        let fair = r.fair.as_mut().unwrap();
+        fair.client_seeds = clients.0;
+        fair.client_commitments =
+            BySeat::new_with(|s| clients[s].map(|c| c.commitment(*table.as_bytes(), s))).0;
+        r
+    }
+
+    #[test]
+    fn a_record_missing_hands_is_refused() {
+        let mut r = record(1);
+        r.hands.pop();
+        assert!(failed(&verify(&r, &Expect::default())).contains(&"complete"));
+        let mut r = record(1);
+        r.hands.clear();
+        let report = verify(&r, &Expect::default());
+        assert!(!report.passed(), "every hand deleted: {report:#?}");
+        assert!(failed(&report).contains(&"complete"));
+    }
+
+    #[test]
+    fn a_seed_at_a_bots_seat_is_refused() {
+        // The server kept its seed, put a seed of its choice at East (a bot)
+        // and re-made the plays: self-consistent, but East sends no seed.
+        let r = remade(BySeat([
+            Some(ClientSeed::from_bytes([1; 32])),
+            Some(ClientSeed::from_bytes([0xee; 32])),
+            Some(ClientSeed::from_bytes([9; 32])),
+            None,
+        ]));
+        let expect = Expect {
+            commitment: Some(r.fair.as_ref().unwrap().commitment),
+            client_seed: Some(ClientSeed::from_bytes([1; 32])),
+            seat: Some(Seat::North),
+        };
+        assert_eq!(failed(&verify(&r, &expect)), ["bots"]);
+    }
+
+    #[test]
+    fn a_players_seed_must_be_at_its_own_seat() {
+        // North's seed moved to West, and North's slot chosen freely.
+        let north = ClientSeed::from_bytes([1; 32]);
+        let mut r = remade(BySeat([
+            Some(ClientSeed::from_bytes([0x77; 32])),
+            None,
+            Some(ClientSeed::from_bytes([9; 32])),
+            Some(north),
+        ]));
+        r.seats[3].kind = SeatKind::Human;
+        let expect = Expect { client_seed: Some(north), seat: Some(Seat::North), ..Expect::default() };
+        let report = verify(&r, &expect);
+        assert_eq!(failed(&report), ["your seed"]);
+        let detail = &report.checks.iter().find(|c| c.name == "your seed").unwrap().detail;
+        assert!(detail.contains("West") && detail.contains("North"), "{detail}");
+        // Without the seat the seed cannot be placed: not a pass.
+        let report = verify(&r, &Expect { client_seed: Some(north), ..Expect::default() });
+        assert_eq!(failed(&report), ["your seed"]);
+        // A seed that is not its seat's commitment's.
+        let mut r = record(1);
+        r.fair.as_mut().unwrap().client_commitments.swap(0, 2);
+        assert!(failed(&verify(&r, &Expect::default())).contains(&"seat seeds"));
     }
 
     #[test]
@@ -222,14 +439,35 @@ mod tests {
         let r = record(1);
         let mine = ClientSeed::from_bytes([1; 32]);
         let commitment = r.fair.as_ref().unwrap().commitment;
-        let report = verify(&r, &Expect { commitment: Some(commitment), client_seed: Some(mine) });
+        let report = verify(
+            &r,
+            &Expect { commitment: Some(commitment), client_seed: Some(mine), seat: Some(Seat::North) },
+        );
         assert!(report.passed(), "{report:#?}");
         let names: Vec<&str> = report.checks.iter().map(|c| c.name.as_str()).collect();
         assert_eq!(
-            names[..6],
-            ["fair", "revealed", "commitment", "your commitment", "your seed", "first dealer"]
+            names[..9],
+            [
+                "fair",
+                "revealed",
+                "commitment",
+                "your commitment",
+                "your seed",
+                "seat seeds",
+                "bots",
+                "complete",
+                "first dealer"
+            ]
         );
-        assert_eq!(names.len(), 6 + r.hands.len());
+        assert_eq!(names.len(), 9 + r.hands.len());
+        // A seat that committed and did not reveal is said, not failed.
+        let mut r = record(1);
+        r.fair.as_mut().unwrap().client_commitments[1] =
+            Some(ClientSeed::from_bytes([3; 32]).commitment(*r.table.as_bytes(), Seat::East));
+        r.seats[1].kind = SeatKind::Human;
+        let report = verify(&r, &Expect::default());
+        assert!(report.passed(), "{report:#?}");
+        assert!(report.checks.iter().any(|c| c.name == "seat seeds" && c.detail.contains("East committed")));
     }
 
     #[test]
@@ -248,8 +486,14 @@ mod tests {
         // The deals were made with another seed than the record names.
         let mut r = record(1);
         r.fair.as_mut().unwrap().client_seeds[0] = Some(ClientSeed::from_bytes([2; 32]));
-        let report =
-            verify(&r, &Expect { client_seed: Some(ClientSeed::from_bytes([1; 32])), ..Expect::default() });
+        let report = verify(
+            &r,
+            &Expect {
+                client_seed: Some(ClientSeed::from_bytes([1; 32])),
+                seat: Some(Seat::North),
+                ..Expect::default()
+            },
+        );
         let failed: Vec<&str> = report.checks.iter().filter(|c| !c.passed).map(|c| c.name.as_str()).collect();
         assert!(failed.contains(&"your seed"), "{failed:?}");
         assert_eq!(failed.iter().filter(|n| n.starts_with("hand ")).count(), r.hands.len(), "{failed:?}");

@@ -1420,6 +1420,7 @@ mod tests {
         }))
         .expect("a hand result");
         MatchRecord {
+            abandoned: false,
             table: Uuid::nil(),
             name: "t".into(),
             options: TableOptions::default(),

@@ -3,6 +3,7 @@
 //! ```sh
 //! spades-tui --url http://127.0.0.1:8080 --name Ann
 //! spades-tui --url https://cards.example --name Ann
+//! spades-tui --url https://cards.example --name Bo --join 67e55044-10b1-426f-9247-bb680e5fe0c8
 //! ```
 //!
 //! The lobby lists the tables (↑/↓, Enter sits, w watches, c creates one);
@@ -41,6 +42,9 @@ struct Args {
     /// Your name at the table (1 to 24 characters).
     #[arg(long, env = "USER", default_value = "Player")]
     name: String,
+    /// Sit straight down at this table (the id a friend's invitation shows).
+    #[arg(long, value_name = "TABLE")]
+    join: Option<uuid::Uuid>,
 }
 
 fn main() -> anyhow::Result<()> {
@@ -55,7 +59,7 @@ fn main() -> anyhow::Result<()> {
     enable_raw_mode()?;
     let mut stdout = std::io::stdout();
     execute!(stdout, EnterAlternateScreen)?;
-    let result = runtime.block_on(run(client, args.url, name));
+    let result = runtime.block_on(run(client, args.url, name, args.join));
     let _ = disable_raw_mode();
     let _ = execute!(std::io::stdout(), LeaveAlternateScreen);
     let _ = std::io::stdout().flush();
@@ -63,11 +67,16 @@ fn main() -> anyhow::Result<()> {
     result
 }
 
-async fn run(client: Client, url: String, name: String) -> anyhow::Result<()> {
+async fn run(client: Client, url: String, name: String, join: Option<uuid::Uuid>) -> anyhow::Result<()> {
     let mut terminal = Terminal::new(CrosstermBackend::new(std::io::stdout()))?;
     terminal.clear()?;
     let mut app = App::new(url, name.clone());
     let mut driver = Driver::new(client, name, SessionOptions::default());
+    if let Some(table) = join {
+        for effect in app.sit_at(table) {
+            driver.perform(effect).await;
+        }
+    }
     let mut keys = spawn_key_reader();
     let started = Instant::now();
     let now = || started.elapsed().as_millis() as u64;

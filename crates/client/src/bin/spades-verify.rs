@@ -2,16 +2,16 @@
 //! record (a file, standard input, or the server's URL of the record).
 //!
 //! ```text
-//! spades-verify [--json] [--commitment HEX] [--client-seed HEX] [--ca-file PEM] SOURCE
+//! spades-verify [--json] [--commitment HEX] [--client-seed HEX --seat SEAT] [--ca-file PEM] SOURCE
 //! ```
 //!
 //! `SOURCE` is a JSON match record (`GET /api/v1/matches/{id}`) in a file,
 //! `-` for standard input, or that URL itself
 //! (`http://host:8080/api/v1/matches/{id}`). The command recomputes the
 //! commitment from the revealed server seed and every finished hand's deal
-//! from the seeds, and says what passed. `--commitment` and
-//! `--client-seed` also check the record against what a player saw and
-//! sent. Exit status: 0 when every check passed, 1 when one failed, 2 when
+//! from the seeds, and says what passed. `--commitment`, `--client-seed`
+//! and `--seat` also check the record against what a player saw and sent,
+//! and where it sat. Exit status: 0 when every check passed, 1 when one failed, 2 when
 //! the record could not be read.
 
 use std::io::Read;
@@ -22,12 +22,13 @@ use spades_client::verify::{Expect, verify};
 use spades_client::{Client, Tls};
 
 const USAGE: &str =
-    "usage: spades-verify [--json] [--commitment HEX] [--client-seed HEX] [--ca-file PEM] SOURCE
+    "usage: spades-verify [--json] [--commitment HEX] [--client-seed HEX --seat SEAT] [--ca-file PEM] SOURCE
   SOURCE       a match record (JSON) in a file, - for standard input, or its URL
                (http://host:8080/api/v1/matches/ID)
   --json       print the report as JSON
   --commitment the commitment you were shown before sending your seed
   --client-seed the seed you sent
+  --seat       the seat you played (north, east, south, west): your seed must be its
   --ca-file    trust this PEM certificate authority for https (or SPADES_CA_FILE)";
 
 #[derive(Debug, Default)]
@@ -51,6 +52,10 @@ fn parse_args(mut it: impl Iterator<Item = String>) -> Result<Args, String> {
             "--client-seed" => {
                 let v = value("--client-seed")?;
                 args.expect.client_seed = Some(v.parse().map_err(|e| format!("--client-seed: {e}"))?);
+            }
+            "--seat" => {
+                let v = value("--seat")?;
+                args.expect.seat = Some(v.parse().map_err(|e| format!("--seat: {e}"))?);
             }
             "--ca-file" => args.ca_file = Some(value("--ca-file")?),
             "-h" | "--help" => return Err(String::new()),

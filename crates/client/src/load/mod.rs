@@ -213,7 +213,10 @@ impl Shared {
             connect_timeout: Duration::from_secs(20),
             request_timeout: Duration::from_secs(20),
             tls: self.cfg.tls.clone(),
-            contribute_seed: true,
+            // The seats read raw frames and never reveal a committed seed:
+            // each start would wait out the reveal window. They deal with
+            // the server's seed alone, as bots' seats do.
+            contribute_seed: false,
         }
     }
 
@@ -804,10 +807,11 @@ fn note_ack(shared: &Shared, table: Uuid, seat: Seat, sent: &mut Vec<Sent>, text
 /// again on a view that offers it the turn.
 const ANSWER_WAIT: Duration = Duration::from_secs(10);
 
-/// A frame the size of a real move: `{"req":N,"type":"play","card":"QH"}`.
+/// A frame the size of a real move: `{"req":N,"type":"play","card":"QH","seq":4294967296}`.
 pub fn action_sized_frame(req: u32) -> String {
     let card: Card = "QH".parse().unwrap_or_else(|_| unreachable!("a valid card"));
-    serde_json::to_string(&ClientFrame { req: Some(req), msg: ClientMessage::Play { card } })
+    let seq = Some(1 << 32);
+    serde_json::to_string(&ClientFrame { req: Some(req), msg: ClientMessage::Play { card, seq } })
         .unwrap_or_default()
 }
 

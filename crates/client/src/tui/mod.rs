@@ -226,6 +226,13 @@ impl App {
         self.status = Some((Tone::Error, text.into()));
     }
 
+    /// Sits down at `table` straight away (`spades-tui --join`): the first
+    /// empty seat, or one a bot holds in the lobby.
+    pub fn sit_at(&mut self, table: Uuid) -> Vec<Effect> {
+        self.info("taking a seat…");
+        vec![Effect::Join { table, seat: None, owner_token: None }]
+    }
+
     /// The table screen, if at a table.
     pub fn table(&self) -> Option<&TableScreen> {
         match &self.screen {
@@ -573,9 +580,12 @@ impl App {
                 t.view = Some(view);
                 t.view_at_ms = now;
                 let n = hand_cards(t).len();
-                if my_turn(t) && !was_my_turn {
-                    // Highlight the first playable card.
-                    let legal = legal_cards(t);
+                let legal = legal_cards(t);
+                let on_legal = hand_cards(t).get(t.cursor).is_some_and(|c| legal.contains(c));
+                if my_turn(t) && (!was_my_turn || !on_legal) {
+                    // Highlight the first playable card: on a new turn, and
+                    // when the highlighted one is not playable now (the hand
+                    // moved under it, or a trick won brought the lead).
                     t.cursor = hand_cards(t).iter().position(|c| legal.contains(c)).unwrap_or(0);
                 }
                 t.cursor = t.cursor.min(n.saturating_sub(1));

@@ -39,6 +39,7 @@ fn view_of(m: Option<&Match>, you: Seat, server_time: u64) -> TableView {
         duration_ms: 30_000,
     });
     TableView {
+        grace_ms: Some(60_000),
         table: TABLE,
         name: "Practice".into(),
         phase,
@@ -506,4 +507,66 @@ fn the_lobby_fits_80_columns() {
     for line in plain(&app.lines()) {
         assert!(line.chars().count() <= 80, "{} columns: {line}", line.chars().count());
     }
+}
+
+#[test]
+fn the_highlight_never_rests_on_a_card_that_cannot_be_played() {
+    // The leader of the first trick, holding spades it may not lead yet.
+    let (m, me) = (0..100)
+        .find_map(|seed| {
+            let mut m = Match::new(Rules::default(), seed);
+            for _ in 0..4 {
+                let s = m.turn().unwrap();
+                m.apply(s, Action::Bid(3)).unwrap();
+            }
+            let me = m.turn().unwrap();
+            let hand = m.view(Some(me)).hand.unwrap();
+            let spades = hand.into_iter().filter(|c| c.is_spade()).count();
+            (spades > 0 && spades < hand.len() as usize).then_some((m, me))
+        })
+        .unwrap();
+    let hand: Vec<_> = m.view(Some(me)).hand.unwrap().into_iter().collect();
+    let Legal::Play { cards: legal } = m.legal_moves() else { panic!("not playing") };
+    let mut app = seated(me, false);
+    show(&mut app, 0, view_of(Some(&m), me, 1));
+    // The hand changed under the highlight (a card played, a trick won with
+    // the lead to follow): it now rests on a spade ...
+    let spade = hand.iter().position(|c| c.is_spade()).unwrap();
+    if let Screen::Table(t) = &mut app.screen {
+        t.cursor = spade;
+    }
+    // ... and the next view of the same turn moves it to a card that may be
+    // played, so Enter is never a refused move.
+    show(&mut app, 1, view_of(Some(&m), me, 2));
+    let cursor = app.table().unwrap().cursor;
+    assert!(legal.contains(hand[cursor]), "the highlight is on {}", hand[cursor]);
+    assert_eq!(key(&mut app, Key::Enter), vec![Effect::Send(Command::Play(hand[cursor]))]);
+}
+
+#[test]
+fn a_stale_move_is_explained_and_the_next_can_be_made() {
+    let m = Match::new(Rules::default(), 5);
+    let me = m.turn().unwrap();
+    let mut app = seated(me, false);
+    show(&mut app, 0, view_of(Some(&m), me, 1));
+    assert!(!typed(&mut app, "3").is_empty());
+    assert!(app.table().unwrap().awaiting);
+    app.update(
+        10,
+        Input::Session(Event::Refused {
+            req: Some(2),
+            code: ErrorCode::Stale,
+            message: "the table bid 2 for you when your time ran out".into(),
+        }),
+    );
+    assert!(text(&app).contains("! the table bid 2 for you when your time ran out"), "{}", text(&app));
+    assert!(!app.table().unwrap().awaiting, "the player may choose again");
+}
+
+#[test]
+fn a_friend_sits_straight_down_with_join() {
+    let mut app = App::new("http://127.0.0.1:8080", "Bo");
+    let fx = app.sit_at(TABLE);
+    assert_eq!(fx, vec![Effect::Join { table: TABLE, seat: None, owner_token: None }]);
+    assert!(text(&app).contains("taking a seat"));
 }

@@ -1,7 +1,9 @@
-//! Fair deals against the real server: library clients send their own seeds
-//! after seeing the commitment, the match is dealt from them, the record
+//! Fair deals against the real server: library clients commit to seeds of
+//! their own after seeing the server's commitment and reveal them once the
+//! start closes the commitments; the match is dealt from them, the record
 //! passes `spades_client::verify` and the `spades-verify` command, tampered
-//! records fail both, and a restart changes no deal.
+//! records fail both, no seat can change its contribution once another is
+//! shown, a withheld seed deals without it, and a restart changes no deal.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -93,12 +95,15 @@ async fn client_seeds_deal_the_match_and_the_record_verifies() {
     assert_eq!(seen, seen_south, "one commitment for the whole lobby");
     assert_ne!(north_seed, south_seed);
 
-    // The REST status shows the commitment and the seeds, never the seed.
+    // The REST status shows the commitments, never a seed before the start.
     let status = client.table(table).await.unwrap();
     let fair = status.fair.expect("a fair table");
     assert_eq!(fair.commitment, seen);
     assert!(!fair.fixed && fair.server_seed.is_none());
-    assert_eq!(fair.client_seeds, [Some(north_seed), None, Some(south_seed), None]);
+    assert_eq!(fair.client_seeds, [None; 4], "no seed is shown before the start");
+    let id = *table.as_bytes();
+    let (cn, cs) = (north_seed.commitment(id, Seat::North), south_seed.commitment(id, Seat::South));
+    assert_eq!(fair.client_commitments, [Some(cn), None, Some(cs), None]);
 
     // A spectator's seed counts for nothing and is refused.
     let mut spectator = client.connect().await.unwrap();
@@ -118,7 +123,9 @@ async fn client_seeds_deal_the_match_and_the_record_verifies() {
 
     north.add_bots(&created.owner_token).await.unwrap();
     north.start(&created.owner_token).await.unwrap();
-    let first = view_in(&mut north, TablePhase::Bidding).await;
+    // Both reveal when their views ask; the deal follows the last reveal.
+    let (first, first_south) =
+        tokio::join!(view_in(&mut north, TablePhase::Bidding), view_in(&mut south, TablePhase::Bidding));
     let fixed = first.fair.clone().expect("the first view carries the seeds");
     assert!(fixed.fixed && fixed.server_seed.is_none());
     assert_eq!(fixed.commitment, seen);
@@ -128,7 +135,8 @@ async fn client_seeds_deal_the_match_and_the_record_verifies() {
         north.request(spades_client::ClientMessage::Seed { seed: ClientSeed::from_bytes([2; 32]) }).await;
     assert_eq!(late.unwrap_err().refusal(), Some(ErrorCode::AlreadyStarted));
 
-    let players = [tokio::spawn(play_out(north, Some(first))), tokio::spawn(play_out(south, None))];
+    let players =
+        [tokio::spawn(play_out(north, Some(first))), tokio::spawn(play_out(south, Some(first_south)))];
     for p in players {
         within("the match to end", p).await.unwrap();
     }
@@ -136,7 +144,10 @@ async fn client_seeds_deal_the_match_and_the_record_verifies() {
     let record = client.match_record(table).await.unwrap();
     let revealed = record.fair.as_ref().and_then(|f| f.server_seed).expect("revealed once over");
     assert_eq!(revealed.commitment(), seen, "the revealed seed is the one committed to");
-    let good = verify(&record, &Expect { commitment: Some(seen), client_seed: Some(north_seed) });
+    let good = verify(
+        &record,
+        &Expect { commitment: Some(seen), client_seed: Some(north_seed), seat: Some(Seat::North) },
+    );
     assert!(good.passed(), "{good:#?}");
     assert!(good.checks.iter().filter(|c| c.name.starts_with("hand ")).count() >= 5);
 
@@ -161,6 +172,8 @@ async fn client_seeds_deal_the_match_and_the_record_verifies() {
         &seen.to_hex(),
         "--client-seed",
         &north_seed.to_hex(),
+        "--seat",
+        "north",
         good_file.to_str().unwrap(),
     ]);
     assert_eq!(code, 0, "{out}");
@@ -234,12 +247,98 @@ async fn a_restart_changes_no_deal() {
     let (new_commitment, new_seed) = waiting.contributed().expect("a new seed for the new commitment");
     assert_ne!(new_commitment, lobby_commitment, "a restored lobby draws a new server seed");
     let status = client.table(lobby.table).await.unwrap();
-    assert_eq!(status.fair.unwrap().client_seeds[1], Some(new_seed));
+    let fair = status.fair.unwrap();
+    assert_eq!(fair.client_commitments[1], Some(new_seed.commitment(*lobby.table.as_bytes(), Seat::East)));
+    assert_eq!(fair.client_seeds, [None; 4]);
 
     within("the match to end", play_out(north, Some(after))).await;
     let record = client.match_record(started.table).await.unwrap();
-    let report = verify(&record, &Expect { client_seed: Some(seed), ..Expect::default() });
+    let report =
+        verify(&record, &Expect { client_seed: Some(seed), seat: Some(Seat::North), ..Expect::default() });
     assert!(report.passed(), "{report:#?}");
     server.stop().await;
     let _ = std::fs::remove_dir_all(&data);
+}
+
+/// A seat's contribution cannot change once another is shown: the start
+/// closes the commitments, a reveal must match its seat's commitment, and a
+/// seat that committed and never revealed is dealt without a seed (its one
+/// choice: to withhold), which the record shows and the verifier says.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn contributions_are_fixed_before_any_seed_is_shown() {
+    let mut config = test_config();
+    config.tables.reveal_ms = 1500;
+    let server = spawn_server(config).await;
+    let client = Client::new(&server.url()).unwrap();
+    let created = client.create_table(&five_hands()).await.unwrap();
+    let table = created.table;
+    let id = *table.as_bytes();
+    // North: the library (commits, reveals when asked).
+    let mut north = client.connect().await.unwrap();
+    north.join(table, "Ann", Some(Seat::North)).await.unwrap();
+    let (_, north_seed) = north.contributed().unwrap();
+    // South: a hand-made client that would like to choose last.
+    let opts = spades_client::ConnectOptions { contribute_seed: false, ..Default::default() };
+    let mut south = Connection::connect_with(&spades_client::Endpoint::parse(&server.url()).unwrap(), &opts)
+        .await
+        .unwrap();
+    south.join(table, "Bo", Some(Seat::South)).await.unwrap();
+    let honest = ClientSeed::from_bytes([5; 32]);
+    let commit = |c| spades_client::ClientMessage::CommitSeed { commitment: c };
+    // A commitment for another seat is just a commitment this seat cannot
+    // open; South commits for its own.
+    south.request(commit(honest.commitment(id, Seat::South))).await.unwrap();
+    // Spectators commit nothing.
+    let mut spectator = client.connect().await.unwrap();
+    spectator.watch(table).await.unwrap();
+    let refused = spectator.request(commit(honest.commitment(id, Seat::East))).await;
+    assert_eq!(refused.unwrap_err().refusal(), Some(ErrorCode::NotSeated));
+
+    north.add_bots(&created.owner_token).await.unwrap();
+    north.start(&created.owner_token).await.unwrap();
+    // North reveals; South now sees North's seed, and can change nothing.
+    let shown = loop {
+        if let ServerMessage::View { view, .. } = north.recv().await.unwrap()
+            && view.fair.as_ref().is_some_and(|f| f.client_seeds[0].is_some())
+        {
+            break view;
+        }
+    };
+    let fair = shown.fair.clone().unwrap();
+    assert!(fair.reveal_by.is_some() && !fair.fixed, "the seats reveal");
+    assert_eq!(fair.client_seeds[0], Some(north_seed));
+    let late = south.request(commit(ClientSeed::from_bytes([6; 32]).commitment(id, Seat::South))).await;
+    assert_eq!(late.unwrap_err().refusal(), Some(ErrorCode::AlreadyStarted), "commitments are closed");
+    let other =
+        south.request(spades_client::ClientMessage::Seed { seed: ClientSeed::from_bytes([6; 32]) }).await;
+    assert_eq!(other.unwrap_err().refusal(), Some(ErrorCode::SeedMismatch), "only the committed seed");
+    // Nobody can take a seat or leave meanwhile.
+    let mut late_joiner = client.connect().await.unwrap();
+    let refused = late_joiner.join(table, "Cy", None).await;
+    assert_eq!(refused.unwrap_err().refusal(), Some(ErrorCode::AlreadyStarted));
+    // South withholds: after the window the match is dealt without it.
+    let first = view_in(&mut north, TablePhase::Bidding).await;
+    let fixed = first.fair.clone().unwrap();
+    assert!(fixed.fixed);
+    assert_eq!(fixed.client_seeds, [Some(north_seed), None, None, None]);
+    assert_eq!(
+        fixed.client_commitments[2],
+        Some(honest.commitment(id, Seat::South)),
+        "the withheld commitment stays"
+    );
+
+    // Played out: the record verifies, and says who withheld.
+    let players = [tokio::spawn(play_out(north, Some(first))), tokio::spawn(play_out(south, None))];
+    for p in players {
+        within("the match to end", p).await.unwrap();
+    }
+    let record = client.match_record(table).await.unwrap();
+    let report = verify(
+        &record,
+        &Expect { client_seed: Some(north_seed), seat: Some(Seat::North), ..Expect::default() },
+    );
+    assert!(report.passed(), "{report:#?}");
+    let seats = report.checks.iter().find(|c| c.name == "seat seeds").unwrap();
+    assert!(seats.detail.contains("South committed and did not reveal"), "{}", seats.detail);
+    server.stop().await;
 }
