@@ -17,18 +17,24 @@
 #             failed, and the steps stop at the first that does not. The
 #             CPU of the nodes, the load generators, PostgreSQL and NATS
 #             is measured over each window;
-#   failover  CLUSTER_KILLS times (default 20): kill -9 one node under load,
+#   failover  first two matches played to their end on every node (so that,
+#             as in production, every node holds finished matches), then
+#             CLUSTER_KILLS times (default 20) kill -9 one node under load,
 #             time until every table it owned runs on another node (a live
-#             lease of another node), and restart it; at the end, every
-#             move the load generators had acknowledged is looked up in
-#             the event log (lost: must be 0).
+#             lease of another node), and restart it; then CLUSTER_STOPS
+#             times (default 10) SIGSTOP one node until the same holds, and
+#             SIGCONT it; at the end, every move the load generators had
+#             acknowledged is looked up in the event log (lost: must be 0),
+#             and the seats a table had to play by itself (a timeout or a
+#             bot for a seat whose player's connection was left behind:
+#             orphaned, must be 0) are counted.
 #
 # Settings (environment):
 #   BENCH_DATABASE_URL   default postgres://postgres@127.0.0.1:5432/test
 #   BENCH_NATS_URL       default nats://127.0.0.1:4222
 #   CLUSTER_ONLY="hop capacity failover"
 #   CLUSTER_STEPS="2500 5000 7500 10000" CLUSTER_HOLD=60 CLUSTER_WARMUP=15
-#   CLUSTER_KILLS=20 CLUSTER_ROUNDS=3
+#   CLUSTER_KILLS=20 CLUSTER_STOPS=10 CLUSTER_ROUNDS=3
 #   CLUSTER_WORKERS (runtime threads per node; default: one per core)
 #   CLUSTER_LEASE_MS=5000 (the default lease)
 #   BENCH_OUT, BENCH_SERVER_BIN, BENCH_PORT (first of three node ports:
@@ -47,6 +53,7 @@ steps=${CLUSTER_STEPS:-"2500 5000 7500 10000"}
 warmup=${CLUSTER_WARMUP:-15}
 hold=${CLUSTER_HOLD:-60}
 kills=${CLUSTER_KILLS:-20}
+stops=${CLUSTER_STOPS:-10}
 rounds=${CLUSTER_ROUNDS:-3}
 lease=${CLUSTER_LEASE_MS:-5000}
 duration=${BENCH_DURATION:-20}
@@ -224,22 +231,35 @@ EOF
 fi
 
 if want failover; then
-  say "failover: $kills kills of one node under load (300 tables at think 1 s), lease $lease ms"
+  say "failover: finished matches on every node first"
+  lp=()
+  for n in 1 2 3; do
+    "$load" run --url "$(node_url "$n")" --tables 2 --hands 5 --no-restart --think-ms 0 --duration 25 \
+      >"$out/failover-finished-$n.txt" 2>&1 &
+    lp+=("$!")
+  done
+  for p in "${lp[@]}"; do wait "$p" || true; done
+  echo "finished matches by node: $(sql "SELECT string_agg(owner_node || ': ' || n, ', ') FROM (SELECT owner_node, count(*) AS n FROM tables WHERE finished_at IS NOT NULL GROUP BY owner_node) c")" >&2
+  say "failover: $kills kills and $stops stops of one node under load (300 tables at think 1 s), lease $lease ms"
   : >"$out/failover.txt"
+  : >"$out/failover-stop.txt"
+  : >"$out/failover-events.tsv"
   rm -f "$out"/failover-acks-[123].tsv
   lp=()
   for n in 1 2 3; do
     "$load" run --url "$(node_url "$n")" --tables 100 --think-ms 1000 --warmup 5 \
-      --duration $((kills * (lease / 1000 + 12) + 30)) --json-out "$out/failover-load-$n.json" \
+      --duration $((kills * (lease / 1000 + 12) + stops * (lease / 1000 + 8) + 30)) --json-out "$out/failover-load-$n.json" \
       --seat-urls "$all_urls" --reconnect --acks-out "$out/failover-acks-$n.tsv" >"$out/failover-load-$n.txt" 2>&1 &
     lp+=("$!")
   done
   sleep 15
+  started_ms=$(sql "SELECT spades_now_ms()")
   for k in $(seq 1 "$kills"); do
     n=$(( (k - 1) % 3 + 1 ))
     ids=$(sql "SELECT string_agg(quote_literal(id), ',') FROM tables WHERE owner_node = 'n$n' AND finished_at IS NULL AND closed_at IS NULL AND seed IS NOT NULL")
     [ -n "$ids" ] || { echo "node n$n owns no table in play: skipped" >&2; continue; }
     kill_ms=$(sql "SELECT spades_now_ms()")
+    printf 'kill\tn%s\t%s\n' "$n" "$kill_ms" >>"$out/failover-events.tsv"
     kill -9 "${node_pid[$n]}"; wait "${node_pid[$n]}" 2>/dev/null || true
     # Until every one of its tables (still in play) is held by a live lease
     # of another node, i.e. running there again: polled every 50 ms.
@@ -257,6 +277,30 @@ if want failover; then
     start_node "$n"
     sleep 5
   done
+  for k in $(seq 1 "$stops"); do
+    n=$(( (k - 1) % 3 + 1 ))
+    ids=$(sql "SELECT string_agg(quote_literal(id), ',') FROM tables WHERE owner_node = 'n$n' AND finished_at IS NULL AND closed_at IS NULL AND seed IS NOT NULL")
+    [ -n "$ids" ] || { echo "node n$n owns no table in play: skipped" >&2; continue; }
+    stop_ms=$(sql "SELECT spades_now_ms()")
+    printf 'stop\tn%s\t%s\n' "$n" "$stop_ms" >>"$out/failover-events.tsv"
+    kill -STOP "${node_pid[$n]}"
+    left=1
+    for _ in $(seq 1 600); do
+      left=$(sql "SELECT count(*) FROM tables WHERE id IN ($ids) AND finished_at IS NULL AND closed_at IS NULL \
+                  AND (owner_node IS NULL OR owner_node = 'n$n' OR lease_until < spades_now_ms())")
+      [ "$left" = 0 ] && break
+      sleep 0.05
+    done
+    moved_ms=$(( $(sql "SELECT spades_now_ms()") - stop_ms ))
+    echo "$moved_ms" >>"$out/failover-stop.txt"
+    count=$(sql "SELECT count(*) FROM tables WHERE id IN ($ids)")
+    echo "stop $k (n$n): its $count tables run elsewhere after $moved_ms ms ($left still unclaimed)" >&2
+    kill -CONT "${node_pid[$n]}"
+    sleep 3
+  done
+  # The load generators close their seats on purpose when their run ends
+  # (a short grace, then a bot plays): only moves before now count below.
+  ended_ms=$(sql "SELECT spades_now_ms()")
   for p in "${lp[@]}"; do wait "$p" || true; done
   python3 - "$out/failover.txt" >"$out/failover.sum.json" <<'EOF'
 import json, sys
@@ -265,6 +309,26 @@ pick = lambda q: ms[min(len(ms) - 1, int(q * len(ms)))] if ms else None
 print(json.dumps({"kills": len(ms), "p50_ms": pick(0.5), "p99_ms": pick(0.99), "max_ms": ms[-1] if ms else None}))
 EOF
   cat "$out/failover.sum.json" >&2
+  python3 - "$out/failover-stop.txt" >"$out/failover-stop.sum.json" <<'EOF'
+import json, sys
+ms = sorted(int(l) for l in open(sys.argv[1]) if l.strip())
+pick = lambda q: ms[min(len(ms) - 1, int(q * len(ms)))] if ms else None
+print(json.dumps({"stops": len(ms), "p50_ms": pick(0.5), "p99_ms": pick(0.99), "max_ms": ms[-1] if ms else None}))
+EOF
+  cat "$out/failover-stop.sum.json" >&2
+  # Orphaned connections: seats (of the load's tables, all people) that the
+  # table played itself between the first kill and the end of the stops, because their player's
+  # connection was left without frames (a timeout, or a bot once the grace
+  # ran out). Think times are 1 s and turns 30 s: none should be.
+  sql "SELECT json_build_object('seats_played_by_the_table', count(DISTINCT (table_id, seat)),
+              'moves', count(*)) FROM actions WHERE source IN ('timeout', 'bot') AND at >= $started_ms AND at < $ended_ms" \
+    >"$out/failover-orphans.sum.json"
+  echo "seats the table played itself: $(cat "$out/failover-orphans.sum.json")" >&2
+  # Each such move with its time, for reading against failover-events.tsv.
+  sql "SELECT source || E'\t' || table_id || E'\t' || seat || E'\t' || at FROM actions
+       WHERE source IN ('timeout', 'bot') AND at >= $started_ms AND at < $ended_ms ORDER BY at" \
+    >"$out/failover-self-played.tsv"
+
   # No lost acknowledged action: every move a load generator had
   # acknowledged (--acks-out: table, seat, hand, kind, value) must be in the
   # event log, by the same seat in the same hand (a hand's number counts its
