@@ -22,14 +22,17 @@ import { a11yTests } from './tests/a11y.test.mjs';
 import { alertTests } from './tests/alerts.test.mjs';
 import { assetTests } from './tests/assets.test.mjs';
 import { fairTests } from './tests/fair.test.mjs';
+import { friendTests } from './tests/friends.test.mjs';
 import { chatTests } from './tests/chat.test.mjs';
 import { historyTests } from './tests/history.test.mjs';
 import { layoutTests } from './tests/layout.test.mjs';
 import { lobbyTests } from './tests/lobby.test.mjs';
+import { looksTests } from './tests/looks.test.mjs';
 import { playTests } from './tests/play.test.mjs';
 import { PRESENCE_ENV, presenceTests } from './tests/presence.test.mjs';
 import { rematchTests } from './tests/rematch.test.mjs';
 import { restartTests } from './tests/restart.test.mjs';
+import { stallTests } from './tests/stall.test.mjs';
 import { timeoutTests } from './tests/timeouts.test.mjs';
 
 const suite = { browser: null, stack: null, fastStack: null };
@@ -48,7 +51,7 @@ for (const sig of ['SIGINT', 'SIGTERM']) {
 
 leanTests();
 
-describe('Spades web client in Chromium', { timeout: 300_000 }, () => {
+describe('Spades web client in Chromium', { timeout: 600_000 }, () => {
   before(async () => {
     [suite.stack, suite.fastStack, suite.browser] = await Promise.all([
       startStack(),
@@ -75,4 +78,7 @@ describe('Spades web client in Chromium', { timeout: 300_000 }, () => {
   chatTests(suite);
   rematchTests(suite);
   restartTests(suite);
+  stallTests(suite);
+  friendTests(suite);
+  looksTests(suite);
 });

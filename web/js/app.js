@@ -1,7 +1,12 @@
 // Entry point: a hash router between the lobby (#/) and a table
 // (#/table/<id>), so a reload or a shared link lands on the same screen.
+// An invitation is a link to a table that seats its visitor:
+// #/table/<id>/join (an empty seat, before the start) or
+// #/table/<id>/invite/<seat>/<code> (the seat of a player who left,
+// handed over by the owner during the match).
 
 import { mountLobby } from './lobby.js';
+import { initLooks } from './looks.js';
 import { mountReplay } from './replay.js';
 import { mountTable } from './table.js';
 
@@ -31,8 +36,16 @@ function route() {
   const id = m && UUID.test(m[2]) ? m[2].toLowerCase() : null;
   const replay = !!(id && m[1] === 'replay');
   const key = id ? `${m[1]}:${id}` : 'lobby';
-  const intent = nextIntent;
+  let intent = nextIntent;
   nextIntent = null;
+  if (id && !replay) {
+    const rest = location.hash.slice(`#/table/${m[2]}`.length);
+    const invite = rest.match(/^\/invite\/(north|east|south|west)\/([0-9a-f]{64})$/);
+    if (invite) intent = { link: { seat: invite[1], invite: invite[2] } };
+    else if (rest === '/join') intent = { link: {} };
+    // The address keeps only the table: a reload resumes the seat.
+    if (rest) history.replaceState(null, '', `#/table/${id}`);
+  }
   if (key === current && !intent) return;
   unmount?.();
   current = key;
@@ -52,5 +65,7 @@ function route() {
   main.focus({ preventScroll: true });
 }
 
+// The stored card design, table and avatar, and the Table looks button.
+initLooks();
 window.addEventListener('hashchange', route);
 route();

@@ -19,54 +19,124 @@ export function chatPanel({ tableId, send, onUnread }) {
   let view = null;
   let unread = 0;
   const muted = new Set(store.mutedSeats(tableId));
+  // Each message once (an attach repeats the recent ones), and what this
+  // browser has read: the highest id seen with the panel open.
+  const seen = new Set();
+  let readUpTo = store.chatRead(tableId);
+  let latest = 0;
+  let returnFocus = null;
+  let waitTimer = null;
 
-  const log = h('ol', { class: 'chat-log', id: 'chat-log', 'aria-live': 'polite', 'aria-label': 'Messages' });
+  // A focusable scroll region, so the keyboard can scroll it.
+  const log = h('ol', { class: 'chat-log', id: 'chat-log', role: 'log', tabindex: 0, 'aria-live': 'polite', 'aria-label': 'Messages' });
   const empty = h('p', { class: 'muted small chat-empty' }, 'No message yet.');
   const error = h('p', { class: 'field-error', id: 'chat-error', role: 'alert' });
   const note = h('p', { class: 'muted small', id: 'chat-note', hidden: true });
-  const input = h('input', { type: 'text', id: 'chat-input', maxlength: MAX_CHARS, autocomplete: 'off', placeholder: 'Say something…' });
+  const input = h('input', { type: 'text', id: 'chat-input', autocomplete: 'off', placeholder: 'Say something…', 'aria-describedby': 'chat-count' });
+  const counter = h('span', { class: 'chat-counter muted small', id: 'chat-count', 'aria-live': 'polite' }, `0/${MAX_CHARS}`);
+  const hiddenNote = h('p', { class: 'muted small', id: 'chat-hidden', hidden: true });
   const sendBtn = h('button', { type: 'submit', class: 'btn btn-primary btn-small', id: 'chat-send' }, 'Send');
   const phrases = h('div', { class: 'chat-phrases', role: 'group', 'aria-label': 'Quick phrases' },
     PHRASES.map((p) => h('button', { type: 'button', class: 'btn btn-plain btn-small chat-phrase', onclick: () => say(p) }, p)));
   const form = h('form', { class: 'chat-form', id: 'chat-form' },
-    h('label', { for: 'chat-input', class: 'sr-only' }, 'Message'), input, sendBtn);
+    h('label', { for: 'chat-input', class: 'sr-only' }, 'Message'), input, sendBtn, counter);
   const mutes = h('fieldset', { class: 'chat-mutes' }, h('legend', {}, 'Mute a seat (only for you)'));
   const panel = h('section', { class: 'chat-panel', id: 'chat-panel', 'aria-labelledby': 'chat-h', hidden: true },
     h('div', { class: 'chat-head' },
       h('h2', { id: 'chat-h' }, 'Table chat'),
       h('button', { type: 'button', class: 'btn-icon', 'aria-label': 'Close the chat', onclick: () => toggle(false) }, '×')),
-    log, empty, note, phrases, form, error, mutes);
+    log, empty, hiddenNote, note, phrases, form, error, mutes);
 
   form.addEventListener('submit', (e) => {
     e.preventDefault();
     say(input.value);
   });
+  // Text past the cap is refused here, with the count, not cut.
+  function renderCount() {
+    const n = [...input.value].length;
+    setText(counter, `${n}/${MAX_CHARS}`);
+    counter.classList.toggle('over', n > MAX_CHARS);
+    sendBtn.disabled = input.disabled || n > MAX_CHARS;
+  }
+  input.addEventListener('input', renderCount);
+  panel.addEventListener('keydown', (e) => {
+    if (e.key === 'Escape') {
+      e.preventDefault();
+      toggle(false);
+    }
+  });
 
   function say(text) {
     const t = text.trim();
     if (!t) return;
+    if ([...t].length > MAX_CHARS) {
+      setText(error, `Too long: ${[...t].length} characters, at most ${MAX_CHARS}.`);
+      return;
+    }
     setText(error, '');
     send(t).then(
       () => {
         if (t === input.value.trim()) input.value = '';
+        renderCount();
       },
-      (err) => setText(error, err.message),
+      (err) => {
+        const wait = /^(.*): wait (\d+) s/.exec(err.message);
+        if (err.code === 'chat_rate_limited' && wait) countDown(wait[1], Number(wait[2]));
+        else setText(error, err.message);
+      },
     );
   }
 
+  /** "At most 5 messages in 10 s: wait 7 s", counting down, then gone. */
+  function countDown(why, secs) {
+    clearInterval(waitTimer);
+    let left = secs;
+    const show = () => setText(error, left > 0 ? `${why[0].toUpperCase()}${why.slice(1)}: wait ${left} s.` : '');
+    show();
+    waitTimer = setInterval(() => {
+      left -= 1;
+      show();
+      if (left <= 0) clearInterval(waitTimer);
+    }, 1000);
+  }
+
+  function markRead() {
+    unread = 0;
+    onUnread(0);
+    if (latest > readUpTo) {
+      readUpTo = latest;
+      store.setChatRead(tableId, readUpTo);
+    }
+  }
+
   function toggle(open = panel.hidden) {
+    const was = !panel.hidden;
     panel.hidden = !open;
-    if (open) {
-      unread = 0;
-      onUnread(0);
+    if (open && !was) {
+      returnFocus = document.activeElement;
+      markRead();
       log.lastElementChild?.scrollIntoView({ block: 'nearest' });
       if (!input.disabled) input.focus();
+    }
+    if (!open && was) {
+      // Focus back where it was (or to the Chat button).
+      const back = returnFocus?.isConnected ? returnFocus : document.getElementById('btn-chat');
+      returnFocus = null;
+      if (panel.contains(document.activeElement) || document.activeElement === document.body) back?.focus();
+      document.getElementById('btn-chat')?.setAttribute('aria-expanded', 'false');
     }
     return open;
   }
 
+  function renderHidden() {
+    const n = [...log.children].filter((li) => li.hidden).length;
+    hiddenNote.hidden = n === 0;
+    setText(hiddenNote, n === 1 ? '1 message from a muted seat is hidden.' : `${n} messages from muted seats are hidden.`);
+  }
+
   function renderMutes() {
-    const items = SEATS.filter((s) => s !== view?.you).map((seat) => {
+    // Bots say nothing: only people can be muted.
+    const items = SEATS.filter((s) => s !== view?.you && view?.seats[SEATS.indexOf(s)]?.kind !== 'bot').map((seat) => {
       const id = `chat-mute-${seat}`;
       const box = h('input', { type: 'checkbox', id, checked: muted.has(seat), dataset: { seat } });
       box.addEventListener('change', () => {
@@ -74,6 +144,7 @@ export function chatPanel({ tableId, send, onUnread }) {
         else muted.delete(seat);
         store.setMutedSeats(tableId, [...muted]);
         for (const li of log.children) li.hidden = muted.has(li.dataset.seat);
+        renderHidden();
       });
       const name = view?.seats[SEATS.indexOf(seat)]?.name;
       return h('div', { class: 'field-check chat-mute' }, box, h('label', { for: id }, name ? `${name} (${SEAT_NAME[seat]})` : SEAT_NAME[seat]));
@@ -85,7 +156,13 @@ export function chatPanel({ tableId, send, onUnread }) {
     panel,
     toggle,
     /** A `chat` message from the server. */
+    isOpen: () => !panel.hidden,
     receive(msg) {
+      if (msg.id != null) {
+        if (seen.has(msg.id)) return;
+        seen.add(msg.id);
+        latest = Math.max(latest, msg.id);
+      }
       const seat = msg.from || 'spectator';
       const li = h('li', { class: `chat-msg ${msg.from ? `team-${SEATS.indexOf(msg.from) % 2 ? 'ew' : 'ns'}` : 'spectator'}`, dataset: { seat } },
         h('span', { class: 'chat-who' }), ' ', h('span', { class: 'chat-text' }));
@@ -96,12 +173,17 @@ export function chatPanel({ tableId, send, onUnread }) {
       log.append(li);
       while (log.children.length > KEEP) log.firstElementChild.remove();
       empty.hidden = true;
+      renderHidden();
+      // Unread: news from someone else, newer than what this browser read.
+      const mine = !!(msg.from && view?.you && msg.from === view.you);
+      const old = msg.id != null && msg.id <= readUpTo;
       if (!li.hidden) {
-        if (panel.hidden) {
+        if (!panel.hidden) {
+          markRead();
+          li.scrollIntoView({ block: 'nearest' });
+        } else if (!mine && !old) {
           unread += 1;
           onUnread(unread);
-        } else {
-          li.scrollIntoView({ block: 'nearest' });
         }
       }
     },
@@ -114,6 +196,7 @@ export function chatPanel({ tableId, send, onUnread }) {
       input.disabled = !canWrite;
       sendBtn.disabled = !canWrite;
       for (const b of phrases.querySelectorAll('button')) b.disabled = !canWrite;
+      renderCount();
       note.hidden = canWrite;
       setText(note, 'Spectators only read the chat at this table.');
       if (first) renderMutes();

@@ -7,9 +7,12 @@
 import { PROTOCOL, ViewKeeper } from './lean.js';
 
 const BACKOFF_MIN_MS = 500;
-const BACKOFF_MAX_MS = 15000;
-const PING_EVERY_MS = 15000;
-const SILENT_AFTER_MS = 45000;
+const BACKOFF_MAX_MS = 5000;
+/** The page pings every 2 s (a browser cannot see the server's WebSocket pings)… */
+const PING_EVERY_MS = 2000;
+/** …so 5 s without a frame means the network stalled: start over. */
+const SILENT_AFTER_MS = 5000;
+const WATCH_EVERY_MS = 500;
 
 /** Close codes after which reconnecting is pointless. */
 const FINAL_CLOSE = new Map([[4003, 'the table closed']]);
@@ -40,10 +43,16 @@ export class Connection {
     this.closingSent = false;
     this.keeper = new ViewKeeper(() => this.sendSync());
     this.onOnline = () => this.reconnectNow();
+    // The browser knows the network is gone: do not wait for the silence.
+    this.onOffline = () => {
+      if (this.ws) this.dropStalled();
+    };
+    this.lostAt = null;
     this.onVisible = () => {
       if (document.visibilityState === 'visible') this.reconnectNow();
     };
     window.addEventListener('online', this.onOnline);
+    window.addEventListener('offline', this.onOffline);
     document.addEventListener('visibilitychange', this.onVisible);
   }
 
@@ -58,7 +67,7 @@ export class Connection {
     this.attached = false;
     this.closingSent = false;
     const url = `${location.protocol === 'https:' ? 'wss:' : 'ws:'}//${location.host}/ws`;
-    this.state({ status: 'connecting' });
+    this.state({ status: 'connecting', lostAt: this.lostAt });
     let ws;
     try {
       ws = new WebSocket(url);
@@ -67,6 +76,9 @@ export class Connection {
       return;
     }
     this.ws = ws;
+    // From the first byte on, silence counts: a connection that cannot
+    // even say hello within the limit is a stalled one.
+    this.startWatch();
     ws.onmessage = (e) => {
       if (ws !== this.ws) return;
       this.lastHeard = Date.now();
@@ -85,6 +97,7 @@ export class Connection {
       clearInterval(this.pingTimer);
       this.failPending({ code: 'disconnected', message: 'the connection was lost' });
       if (this.stopped) return;
+      this.markLost();
       const final = FINAL_CLOSE.get(e.code);
       if (final) {
         this.stopped = true;
@@ -106,7 +119,6 @@ export class Connection {
           this.state({ status: 'closed', reason: `the server speaks protocol ${msg.protocol}, this page ${PROTOCOL}: reload` });
           return;
         }
-        this.startPing();
         this.keeper.expectSnapshot();
         this.sendAttach(this.hooks.attach());
         return;
@@ -124,6 +136,7 @@ export class Connection {
       case 'joined':
       case 'resumed':
       case 'watching':
+      case 'invited':
       case 'pong': {
         const p = msg.req != null ? this.pending.get(msg.req) : null;
         if (p) {
@@ -153,6 +166,7 @@ export class Connection {
       (reply) => {
         this.attached = true;
         this.attempt = 0;
+        this.lostAt = null;
         this.state({ status: 'open' });
         this.hooks.onAttached(reply);
       },
@@ -194,28 +208,51 @@ export class Connection {
     for (const p of all) p.reject(err);
   }
 
-  startPing() {
+  /**
+   * Watches the socket: a ping every PING_EVERY_MS once the server said
+   * hello, and SILENT_AFTER_MS without any frame drops it (a stall).
+   */
+  startWatch() {
     clearInterval(this.pingTimer);
     this.lastHeard = Date.now();
+    let lastPing = 0;
     this.pingTimer = setInterval(() => {
       if (!this.ws) return;
-      if (Date.now() - this.lastHeard > SILENT_AFTER_MS) {
-        // The socket looks open but nothing arrives: start over.
-        const ws = this.ws;
-        this.ws = null;
-        this.attached = false;
-        clearInterval(this.pingTimer);
-        try {
-          ws.close();
-        } catch {
-          // ignore
-        }
-        this.failPending({ code: 'disconnected', message: 'the connection was lost' });
-        this.scheduleRetry();
+      const now = Date.now();
+      if (now - this.lastHeard > SILENT_AFTER_MS) {
+        this.dropStalled();
         return;
       }
-      this.request({ type: 'ping' }).catch(() => {});
-    }, PING_EVERY_MS);
+      if (this.ws.readyState === WebSocket.OPEN && now - lastPing >= PING_EVERY_MS) {
+        lastPing = now;
+        this.request({ type: 'ping' }).catch(() => {});
+      }
+    }, WATCH_EVERY_MS);
+  }
+
+  /**
+   * The socket looks open but nothing arrives (or the browser went
+   * offline): forget it, fail what waits on it, and start over. Nothing
+   * queued is sent again: the page decides anew from the next view.
+   */
+  dropStalled() {
+    const ws = this.ws;
+    this.ws = null;
+    this.attached = false;
+    clearInterval(this.pingTimer);
+    try {
+      ws?.close();
+    } catch {
+      // ignore
+    }
+    this.failPending({ code: 'disconnected', message: 'the connection stalled' });
+    this.markLost();
+    this.scheduleRetry();
+  }
+
+  /** The time the table was last reachable, kept until attached again. */
+  markLost() {
+    if (this.lostAt == null) this.lostAt = Date.now();
   }
 
   scheduleRetry() {
@@ -223,7 +260,7 @@ export class Connection {
     const base = Math.min(BACKOFF_MAX_MS, BACKOFF_MIN_MS * 2 ** this.attempt);
     const delay = Math.round(base * (0.75 + Math.random() * 0.5));
     this.attempt += 1;
-    this.state({ status: 'reconnecting', retryAt: Date.now() + delay, attempt: this.attempt });
+    this.state({ status: 'reconnecting', retryAt: Date.now() + delay, attempt: this.attempt, lostAt: this.lostAt ?? Date.now() });
     this.retryTimer = setTimeout(() => {
       this.retryTimer = null;
       this.open();
@@ -287,6 +324,7 @@ export class Connection {
   dispose() {
     this.stop();
     window.removeEventListener('online', this.onOnline);
+    window.removeEventListener('offline', this.onOffline);
     document.removeEventListener('visibilitychange', this.onVisible);
   }
 

@@ -3,6 +3,18 @@
 import { h } from './dom.js';
 
 const open = new Set();
+/** Dialogs the table wants to show once the player's own has closed. */
+const waiting = [];
+
+/** Fires `dialogs-closed` on document when the last open dialog closes. */
+function lastClosed() {
+  const next = waiting.shift();
+  if (next) {
+    next();
+    return;
+  }
+  document.dispatchEvent(new CustomEvent('dialogs-closed'));
+}
 
 /**
  * Shows a modal dialog. Resolves with the chosen action's value, or null
@@ -13,9 +25,19 @@ const open = new Set();
  * @param {{label: string, value: any, kind?: 'primary'|'danger'|'plain', autofocus?: boolean}[]} [o.actions]
  * @param {string} [o.id]  a stable id (tests and styling)
  * @param {string} [o.className]
+ * @param {'replace'|'over'|'wait'} [o.mode]  one dialog at a time: a new one
+ *        replaces what is open (the default), waits until it closes
+ *        (what the table shows by itself: a hand's scoring), or, opened
+ *        from inside a dialog, sits over it
  */
-export function showDialog({ title, body, actions = [{ label: 'Close', value: null, kind: 'primary' }], id, className = '' }) {
+export function showDialog({ title, body, actions = [{ label: 'Close', value: null, kind: 'primary' }], id, className = '', mode = 'replace' }) {
   if (id) document.getElementById(id)?.close();
+  if (mode === 'wait' && open.size > 0) {
+    return new Promise((resolve) => {
+      waiting.push(() => showDialog({ title, body, actions, id, className }).then(resolve));
+    });
+  }
+  if (mode === 'replace') for (const d of [...open]) d._finish(null, true);
   return new Promise((resolve) => {
     const titleId = `dlg-title-${Math.random().toString(36).slice(2)}`;
     const buttons = actions.map((a) =>
@@ -37,13 +59,14 @@ export function showDialog({ title, body, actions = [{ label: 'Close', value: nu
       buttons.length ? h('div', { class: 'dialog-actions' }, buttons) : null,
     );
     let done = false;
-    function finish(value) {
+    function finish(value, replaced = false) {
       if (done) return;
       done = true;
       open.delete(dlg);
       dlg.close();
       dlg.remove();
       resolve(value);
+      if (open.size === 0 && !replaced) lastClosed();
     }
     dlg.addEventListener('cancel', (e) => {
       e.preventDefault();
@@ -73,7 +96,8 @@ export async function confirmDialog({ title, body, confirm, cancel = 'Cancel', d
 
 /** Closes every open dialog (when leaving a screen). */
 export function closeAllDialogs() {
-  for (const d of [...open]) d._finish(null);
+  waiting.length = 0;
+  for (const d of [...open]) d._finish(null, true);
 }
 
 /** Closes the dialog with this id, if open (as if dismissed). */
@@ -84,4 +108,9 @@ export function closeDialog(id) {
 /** True when a dialog with this id is open. */
 export function isOpen(id) {
   return [...open].some((d) => d.id === id);
+}
+
+/** True while any dialog is open. */
+export function anyOpen() {
+  return open.size > 0;
 }

@@ -1,11 +1,13 @@
-// Fair deals at the table: this browser sends a seed of its own once it has
-// seen the lobby's commitment, remembers both, and checks the deals when
-// the match is over ("Verify the deals"). See docs/fairness.md.
+// Fair deals at the table: once it has seen the lobby's commitment this
+// browser commits to a seed of its own (its hash only), reveals the seed
+// when the owner's start closes the commitments, remembers what it saw and
+// sent, and checks the deals when the match is over ("Verify the deals").
+// See docs/fairness.md.
 
 import { showDialog } from './dialogs.js';
 import { h, replace } from './dom.js';
 import { SEATS } from './rules.js';
-import { canVerify, randomSeed, verifyRecord } from './verify.js';
+import { canVerify, randomSeed, seedCommitment, verifyRecord } from './verify.js';
 
 const KEY = 'spades.v1.fair.';
 const inFlight = new Set();
@@ -27,9 +29,11 @@ function remember(table, value) {
 }
 
 /**
- * Called with every view: in the lobby, a seated player whose seed is not
- * (or no longer) the one counted for the current commitment sends a fresh
- * one. Never waits: the table takes whatever seeds are in when it starts.
+ * Called with every view. In the lobby, a seated player whose commitment is
+ * not (or no longer) the one counted for the current server commitment
+ * commits to a fresh seed; once the start asks for the seeds
+ * (`fair.reveal_by`), it reveals the seed it committed to. Never waits: the
+ * table deals with whatever seeds are revealed when the reveals close.
  * @param {string} table
  * @param {object} view
  * @param {{request: (msg: object) => Promise<object>}} conn
@@ -37,15 +41,24 @@ function remember(table, value) {
 export function contributeSeed(table, view, conn) {
   const fair = view?.fair;
   if (!fair || fair.fixed || view.phase !== 'lobby' || !view.you || inFlight.has(table)) return;
+  const i = SEATS.indexOf(view.you);
   const mine = remembered(table);
-  const counted = fair.client_seeds?.[SEATS.indexOf(view.you)];
-  if (mine && mine.commitment === fair.commitment && mine.seat === view.you && counted === mine.seed) return;
+  const committed = mine && mine.commitment === fair.commitment && mine.seat === view.you
+    && fair.client_commitments?.[i] === mine.seedCommitment;
+  const send = (msg, after) => {
+    inFlight.add(table);
+    conn.request(msg).then(after, () => {}).finally(() => inFlight.delete(table));
+  };
+  if (fair.reveal_by != null) {
+    // The commitments are closed: reveal ours, once.
+    if (committed && fair.client_seeds?.[i] == null) send({ type: 'seed', seed: mine.seed }, () => {});
+    return;
+  }
+  if (committed) return;
   const seed = randomSeed();
-  inFlight.add(table);
-  conn.request({ type: 'seed', seed }).then(
-    () => remember(table, { commitment: fair.commitment, seed, seat: view.you }),
-    () => {},
-  ).finally(() => inFlight.delete(table));
+  const commitment = seedCommitment(table, view.you, seed);
+  send({ type: 'commit_seed', commitment },
+    () => remember(table, { commitment: fair.commitment, seed, seat: view.you, seedCommitment: commitment }));
 }
 
 /** Fetches the match's record, checks every deal and shows what passed. */
@@ -70,7 +83,7 @@ async function verificationReport(table) {
     return h('p', { class: 'field-error' }, `Could not load the match record: ${err.message}`);
   }
   const mine = remembered(table);
-  const report = await verifyRecord(record, mine ? { commitment: mine.commitment, seed: mine.seed } : {});
+  const report = await verifyRecord(record, mine ? { commitment: mine.commitment, seed: mine.seed, seat: mine.seat } : {});
   const failed = report.checks.filter((c) => !c.passed).length;
   const headline = report.passed
     ? `All ${report.checks.length} checks passed: every deal came from the server seed committed to before the players sent their seeds, and from those seeds. Nobody, not even the server, chose the cards.`

@@ -55,6 +55,7 @@ export function mountLobby(root, go) {
       MATCH_END_CHOICES.filter((c) => c.group === group).map((c) => h('option', { value: c.value, selected: c.value === 'target:500' }, c.label)))));
   const mercy = h('input', { id: 'opt-mercy', name: 'mercy', type: 'checkbox' });
   const spectatorChat = h('input', { id: 'opt-spectator-chat', name: 'spectator_chat', type: 'checkbox' });
+  const botSeatsOpen = h('input', { id: 'opt-bot-seats-open', name: 'bot_seats_open', type: 'checkbox', checked: true });
   const formError = h('p', { class: 'field-error', role: 'alert' });
   const createBtn = h('button', { type: 'submit', class: 'btn btn-primary', id: 'create-table' }, 'Create table and sit down');
   const form = h('form', { class: 'create-form', id: 'create-form', novalidate: true },
@@ -71,6 +72,8 @@ export function mountLobby(root, go) {
     selectField('opt-tempo', 'Tempo', OPTION_MENUS.tempo, 'normal'),
     h('div', { class: 'field field-check' }, spectatorChat,
       h('label', { for: 'opt-spectator-chat' }, 'Spectators may chat', h('small', { class: 'hint' }, 'otherwise they only read the table\'s chat'))),
+    h('div', { class: 'field field-check' }, botSeatsOpen,
+      h('label', { for: 'opt-bot-seats-open' }, 'Friends may take a bot\'s seat', h('small', { class: 'hint' }, 'before the start, a person who joins sits in place of a bot'))),
     selectField('opt-seat', 'Your seat', [{ value: '', label: 'First free seat' }, ...SEATS.map((s) => ({ value: s, label: SEAT_NAME[s] }))], ''),
     formError,
     createBtn,
@@ -91,6 +94,7 @@ export function mountLobby(root, go) {
       },
       tempo: val('opt-tempo'),
       spectator_chat: spectatorChat.checked,
+      bot_seats_open: botSeatsOpen.checked,
     };
     const tableName = val('opt-name').trim() || `${name}'s table`;
     createBtn.disabled = true;

@@ -1,5 +1,5 @@
-// What the browser remembers: the player's name and, per table, the seat
-// token, the owner token and the last hand whose scoring was shown.
+// What the browser remembers: the player's name, the table looks and, per
+// table, the seat token, the owner token and the last hand whose scoring was shown.
 
 const PREFIX = 'spades.v1.';
 
@@ -25,6 +25,14 @@ export const store = {
   name: () => read('name') || '',
   setName: (name) => write('name', name),
 
+  /** Table looks (web/js/looks.js): the card design, the table's background, the avatar; null: the default. */
+  cardDesign: () => read('looks.cards'),
+  setCardDesign: (v) => write('looks.cards', v),
+  felt: () => read('looks.felt'),
+  setFelt: (v) => write('looks.felt', v),
+  avatar: () => read('looks.avatar'),
+  setAvatar: (v) => write('looks.avatar', v),
+
   /** `{token, seat}` of the seat this browser holds at a table, or null. */
   seat: (table) => read(`seat.${table}`),
   setSeat: (table, token, seat) => write(`seat.${table}`, { token, seat, at: Date.now() }),
@@ -49,6 +57,10 @@ export const store = {
   /** This browser asked for a rematch that is to start at `table`. */
   pendingStart: (table) => read(`start.${table}`) === true,
   setPendingStart: (table, on) => write(`start.${table}`, on ? true : null),
+
+  /** The highest chat message id this browser has read at a table. */
+  chatRead: (table) => read(`chatread.${table}`) || 0,
+  setChatRead: (table, id) => write(`chatread.${table}`, id),
 
   seenResult: (table) => !!read(`result.${table}`),
   setSeenResult: (table) => write(`result.${table}`, true),

@@ -8,10 +8,11 @@ import { chatPanel } from './chat.js';
 import { cardFace, cardName, cardView, fullDeck, sortHand, winningIndex } from './cards.js';
 import { clockRing, mmss, remaining, serverNow, setRing, syncServerTime } from './clock.js';
 import { Connection } from './conn.js';
-import { closeAllDialogs, closeDialog, confirmDialog, isOpen, showDialog } from './dialogs.js';
+import { anyOpen, closeAllDialogs, closeDialog, confirmDialog, isOpen, showDialog } from './dialogs.js';
 import { announce, classes, h, icon, reconcile, replace, setText } from './dom.js';
 import { contributeSeed, showVerification } from './fair.js';
 import { howToPlay } from './howto.js';
+import { paintAvatar } from './looks.js';
 import {
   PHASE_NAME, SEATS, SEAT_NAME, TEAM_NAME, TEAMS, matchEndText, num, partnerOf, seatIndex,
 } from './rules.js';
@@ -20,7 +21,7 @@ import { store } from './store.js';
 
 const POSITIONS = ['bottom', 'left', 'top', 'right'];
 const LINGER_MS = 1400;
-const REFUSAL_MS = 7000;
+const NOTICE_MS = 7000;
 const SCORING_STEPS_ASIDE_MS = 15000;
 
 /** Where each seat sits on screen: the viewer at the bottom, partner on top. */
@@ -56,6 +57,7 @@ export function mountTable(root, tableId, intent, { setTitle }) {
     view: null,
     seq: -1,
     joinIntent: intent?.join || null,
+    link: intent?.link || null,
     pendingCard: null,
     pendingBid: false,
     bidChoice: null,
@@ -160,6 +162,14 @@ export function mountTable(root, tableId, intent, { setTitle }) {
   replace(root, screen);
 
   // ---- connection ------------------------------------------------------
+  // An invitation link: sit down at once (the name asked once, remembered)
+  // unless this browser already holds a seat here.
+  if (st.link && !store.seat(tableId)) {
+    if (store.name()) st.joinIntent = { name: store.name(), seat: st.link.seat || null, invite: st.link.invite };
+  } else {
+    st.link = null;
+  }
+
   const conn = new Connection({
     attach() {
       const saved = store.seat(tableId);
@@ -167,6 +177,7 @@ export function mountTable(root, tableId, intent, { setTitle }) {
       if (st.joinIntent) {
         const m = { type: 'join', table: tableId, name: st.joinIntent.name };
         if (st.joinIntent.seat) m.seat = st.joinIntent.seat;
+        if (st.joinIntent.invite) m.invite = st.joinIntent.invite;
         return m;
       }
       return { type: 'watch', table: tableId };
@@ -176,6 +187,7 @@ export function mountTable(root, tableId, intent, { setTitle }) {
         store.setSeat(tableId, reply.token, reply.seat);
         const quick = st.joinIntent?.quick;
         st.joinIntent = null;
+        st.link = null;
         announce(`You sit at ${SEAT_NAME[reply.seat]}.`);
         if (quick) quickStart();
       }
@@ -200,7 +212,10 @@ export function mountTable(root, tableId, intent, { setTitle }) {
       }
       if (msg.type === 'join') {
         st.joinIntent = null;
-        st.notice = `Could not sit down: ${err.message}. You are watching.`;
+        st.link = null;
+        st.notice = err.code === 'table_full'
+          ? 'Every seat is taken: you are watching. Ask the table\'s owner to free a seat.'
+          : `Could not sit down: ${err.message}. You are watching.`;
         render();
         return { type: 'watch', table: tableId };
       }
@@ -237,6 +252,19 @@ export function mountTable(root, tableId, intent, { setTitle }) {
   window.addEventListener('beforeunload', onPageHide);
   window.addEventListener('pageshow', onPageShow);
   conn.start();
+  if (st.link && !st.joinIntent) {
+    askName(st.link.seat ? `Play ${SEAT_NAME[st.link.seat]}'s seat` : 'Sit at this table').then((name) => {
+      if (!name || st.gone) return;
+      st.joinIntent = { name, seat: st.link.seat || null, invite: st.link.invite };
+      conn.restart();
+    });
+  }
+  // When the last dialog closes on the player's turn, the turn's control
+  // has the focus.
+  const onDialogsClosed = () => {
+    if (!st.gone && myTurn()) focusControls();
+  };
+  document.addEventListener('dialogs-closed', onDialogsClosed);
 
   // ---- derived state ---------------------------------------------------
   const game = () => st.view?.game || null;
@@ -252,6 +280,7 @@ export function mountTable(root, tableId, intent, { setTitle }) {
 
   function onView(view) {
     const prev = st.view;
+    if (view.grace_ms != null) st.graceMs = view.grace_ms;
     const wasMyTurn = myTurn();
     st.view = view;
     const g = view.game;
@@ -294,9 +323,8 @@ export function mountTable(root, tableId, intent, { setTitle }) {
     }
     if (legal().kind !== 'bid') st.bidChoice = null;
 
-    // A refusal is about a moment of the game: once the turn has moved on
-    // it no longer applies (news for the player stays its time).
-    if (st.refusal && !st.refusalInfo && turnSignature(prev) !== turnSignature(view)) clearRefusal();
+    // A refusal stays until the player acts again (it would otherwise
+    // flash by when a bot plays right after it); news stays its time.
 
     announceChanges(prev, view, said);
     maybeShowScoring(view, said);
@@ -307,15 +335,11 @@ export function mountTable(root, tableId, intent, { setTitle }) {
     if (!myTurn()) alerts.turnEnded();
   }
 
-  /** Where the game stands: changes with every move and every turn. */
-  function turnSignature(v) {
-    const g = v?.game;
-    return g ? `${g.hand_number}:${g.phase}:${g.turn}:${g.played.length}:${g.bids.join()}` : '';
-  }
-
   /** The player's turn has begun: bring the controls to hand, and alert a hidden page. */
   function onTurnStarted() {
     const bidding = legal().kind === 'bid';
+    // The chat never stands between the player and the turn: it closes.
+    if (chat.isOpen()) chat.toggle(false);
     alerts.turnStarted(bidding ? `${st.view.name}: your turn to bid.` : `${st.view.name}: your turn to play a card.`);
     // Focus goes to the hand or the bid picker, unless the player is busy
     // elsewhere (a dialog, a text field).
@@ -429,29 +453,37 @@ export function mountTable(root, tableId, intent, { setTitle }) {
       title: `Hand ${lh.hand_number}: scoring`,
       body: handScoring(lh, v.seats, v.options.rules, v.you),
       actions: [{ label: matchOver ? 'See the result' : 'Next hand', value: 'ok', kind: 'primary', autofocus: true }],
+      mode: 'wait',
     }).then(() => {
       if (matchOver && !isOpen('match-over') && !st.gone) showMatchOver();
     });
   }
 
   async function showMatchOver() {
-    if (isOpen('hand-scoring') || isOpen('match-over')) return;
+    if (isOpen('hand-scoring') || isOpen('match-over') || st.matchOverWaiting) return;
     const v = st.view;
     const result = v.game.result;
     const sheetHolder = h('div', { class: 'sheet-holder' }, h('p', { class: 'muted' }, 'Loading the score sheet…'));
+    // Another match, offered here: who is ready, and the buttons.
+    const rematchHolder = h('div', { class: 'rematch-holder', id: 'match-over-rematch' });
+    st.matchOverRematch = rematchHolder;
+    renderRematchIn(rematchHolder, 'dlg-');
     const body = [
       h('p', { class: 'result-headline', id: 'result-headline' }, resultHeadline(result, v.you)),
       h('p', { class: 'muted' }, resultDetail(result)),
+      rematchHolder,
       sheetHolder,
     ];
     tableStatus(tableId).then(
       (status) => replace(sheetHolder, scoreSheet(status.hands, v.seats, v.you, showHandDetail)),
       (err) => replace(sheetHolder, h('p', { class: 'field-error' }, `Could not load the score sheet: ${err.message}`)),
     );
+    st.matchOverWaiting = anyOpen();
     const choice = await showDialog({
       id: 'match-over',
       className: 'dialog-wide',
       title: 'Match over',
+      mode: 'wait',
       body,
       actions: [
         ...(v.fair ? [{ label: 'Verify the deals', value: 'verify', kind: 'plain' }] : []),
@@ -460,6 +492,8 @@ export function mountTable(root, tableId, intent, { setTitle }) {
         { label: 'Back to the lobby', value: 'lobby', kind: 'primary', autofocus: true },
       ],
     });
+    st.matchOverWaiting = false;
+    st.matchOverRematch = null;
     if (choice === 'verify') showVerification(tableId);
     if (choice === 'lobby') location.hash = '#/';
     if (choice === 'replay') location.hash = `#/replay/${tableId}`;
@@ -487,6 +521,7 @@ export function mountTable(root, tableId, intent, { setTitle }) {
       className: 'dialog-scoring',
       title: `Hand ${result.hand_number}: scoring`,
       body: handScoring(result, v?.seats, v?.options.rules, v?.you),
+      mode: 'over',
     });
   }
 
@@ -511,7 +546,8 @@ export function mountTable(root, tableId, intent, { setTitle }) {
     t.cards.forEach((card, i) => {
       const seat = SEATS[(seatIndex(t.leader) + i) % 4];
       const slot = mini.querySelector(`.slot-${positionOf(seat, viewer)}`);
-      slot.append(cardView(card, seat === t.winner ? 'winner' : ''), h('span', { class: 'slot-label' }, seatName(seat)));
+      slot.append(cardView(card, seat === t.winner ? 'winner' : ''),
+        h('span', { class: 'slot-label' }, seatName(seat), i === 0 ? h('span', { class: 'led-tag' }, ' · led') : null));
     });
     const lines = t.cards.map((card, i) => {
       const seat = SEATS[(seatIndex(t.leader) + i) % 4];
@@ -520,12 +556,18 @@ export function mountTable(root, tableId, intent, { setTitle }) {
     showDialog({
       id: 'last-trick',
       title: 'Last trick',
-      body: [mini, h('ol', { class: 'sr-only' }, lines), h('p', { class: 'muted center' }, `${seatName(t.winner)} won it.`)],
+      body: [mini, h('ol', { class: 'sr-only' }, lines),
+        h('p', { class: 'muted center', id: 'last-trick-summary' }, `${seatName(t.leader)} led; ${seatName(t.winner)} won it.`)],
     });
   }
 
-  /** A refusal in words, naming the player on turn rather than only the seat. */
-  function refusalText(err) {
+  /**
+   * A refusal in words, naming the player on turn rather than only the
+   * seat; a stale move says what the table did instead (`what`: the move).
+   */
+  function refusalText(err, what) {
+    if (err.code === 'stale') return `${what || 'Your move was not made'}: ${err.message}.`;
+    if (err.code === 'disconnected') return `${what || 'Your move was not made'}: the connection was lost. Look at the table again once it is back.`;
     const g = game();
     if (err.code === 'not_your_turn' && g?.turn) {
       const info = st.view.seats[seatIndex(g.turn)];
@@ -566,17 +608,19 @@ export function mountTable(root, tableId, intent, { setTitle }) {
   function showNotice(message) {
     showRefusal(message);
     st.refusalInfo = true;
+    st.refusalTimer = setTimeout(() => {
+      if (!st.refusalInfo) return;
+      st.refusal = null;
+      renderRefusal();
+    }, NOTICE_MS);
     renderRefusal();
   }
 
+  /** A refusal: shown until the player acts again. */
   function showRefusal(message) {
     st.refusalInfo = false;
     st.refusal = message;
     clearTimeout(st.refusalTimer);
-    st.refusalTimer = setTimeout(() => {
-      st.refusal = null;
-      renderRefusal();
-    }, REFUSAL_MS);
     renderRefusal();
   }
 
@@ -596,9 +640,12 @@ export function mountTable(root, tableId, intent, { setTitle }) {
     }
     // Every tap goes to the server, which is the judge: a refusal comes back
     // with the reason in plain English ("you must follow the led suit").
-    conn.request({ type: 'play', card }).catch((err) => {
+    // The move is for the turn on screen: `seq` names the frame it was
+    // chosen from, and the server refuses it (`stale`) if a bid or card
+    // was applied since (a timeout, say, while the network stalled).
+    conn.request({ type: 'play', card, seq: st.seq }).catch((err) => {
       if (st.pendingCard === card) st.pendingCard = null;
-      showRefusal(refusalText(err));
+      showRefusal(refusalText(err, `${cardName(card)} was not played`));
       btn.classList.remove('refused');
       void btn.offsetWidth;
       btn.classList.add('refused');
@@ -610,11 +657,12 @@ export function mountTable(root, tableId, intent, { setTitle }) {
     if (st.bidChoice == null || st.pendingBid) return;
     st.pendingBid = true;
     renderBid();
-    conn.request({ type: 'bid', bid: st.bidChoice }).then(
+    const chosen = st.bidChoice;
+    conn.request({ type: 'bid', bid: chosen, seq: st.seq }).then(
       () => clearRefusal(),
       (err) => {
         st.pendingBid = false;
-        showRefusal(refusalText(err));
+        showRefusal(refusalText(err, `Your bid of ${chosen === 0 ? 'nil' : chosen} was not made`));
         renderBid();
       },
     );
@@ -683,27 +731,110 @@ export function mountTable(root, tableId, intent, { setTitle }) {
     );
   }
 
-  function sitAt(seat) {
-    let name = store.name();
-    if (!name) {
-      // Ask for a name first.
-      const input = h('input', { type: 'text', maxlength: 24, id: 'sit-name', autocomplete: 'nickname' });
-      showDialog({
-        id: 'name-dialog',
-        title: `Sit at ${SEAT_NAME[seat]}`,
-        body: h('div', { class: 'field' }, h('label', { for: 'sit-name' }, 'Your name'), input),
-        actions: [{ label: 'Cancel', value: null, kind: 'plain' }, { label: 'Sit down', value: 'ok', kind: 'primary' }],
-      }).then((v) => {
-        const n = input.value.trim();
-        if (v === 'ok' && n) {
-          store.setName(n);
-          sitAt(seat);
-        }
-      });
-      return;
-    }
+  /** The player's name: the one remembered, or asked once (and remembered). */
+  async function askName(title) {
+    const known = store.name();
+    if (known) return known;
+    const input = h('input', { type: 'text', maxlength: 24, id: 'sit-name', autocomplete: 'nickname', required: true });
+    const v = await showDialog({
+      id: 'name-dialog',
+      title,
+      body: h('div', { class: 'field' }, h('label', { for: 'sit-name' }, 'Your name at the table'), input),
+      actions: [{ label: 'Just watch', value: null, kind: 'plain' }, { label: 'Sit down', value: 'ok', kind: 'primary' }],
+    });
+    const n = input.value.trim();
+    if (v !== 'ok' || !n) return null;
+    store.setName(n);
+    return n;
+  }
+
+  async function sitAt(seat) {
+    const name = await askName(`Sit at ${SEAT_NAME[seat]}`);
+    if (!name) return;
     st.joinIntent = { name, seat };
     conn.restart();
+  }
+
+  /** A link to copy, with its button and what happened. */
+  function copyBox(id, label, text) {
+    const input = h('input', { type: 'text', readonly: true, id, value: text, class: 'copy-input', 'aria-label': label });
+    const said = h('span', { class: 'copy-said muted small', role: 'status' });
+    const btn = h('button', {
+      type: 'button', class: 'btn btn-small btn-plain copy-btn', 'aria-label': `Copy ${label.toLowerCase()}`,
+      onclick: async () => {
+        let ok = false;
+        try {
+          await navigator.clipboard.writeText(text);
+          ok = true;
+        } catch {
+          input.select();
+          ok = document.execCommand?.('copy') || false;
+        }
+        setText(said, ok ? 'Copied.' : 'Select the text and copy it.');
+      },
+    }, 'Copy');
+    return h('div', { class: 'copy-box' }, h('label', { for: id, class: 'small' }, label), h('div', { class: 'copy-row' }, input, btn), said);
+  }
+
+  /** The invitation before the start: the page's link, and the terminal's command. */
+  function inviteBox() {
+    const link = `${location.origin}/#/table/${tableId}/join`;
+    return h('div', { class: 'invite', id: 'invite' },
+      h('p', { class: 'invite-title' }, 'Invite a friend'),
+      copyBox('invite-link', 'Invitation link', link),
+      copyBox('invite-command', 'In a terminal', `spades-tui --url ${location.origin} --join ${tableId}`));
+  }
+
+  /** The owner, in the lobby: take a bot out, or swap two seats. */
+  function arrangeSeats() {
+    const owner = store.owner(tableId);
+    const v = st.view;
+    if (!owner || !v) return;
+    const rows = SEATS.map((seat, i) => {
+      const info = v.seats[i];
+      const swap = h('select', { id: `swap-${seat}`, 'aria-label': `Swap ${SEAT_NAME[seat]} with` },
+        h('option', { value: '' }, 'Swap with…'),
+        SEATS.filter((o) => o !== seat).map((o) => h('option', { value: o }, `${SEAT_NAME[o]} (${v.seats[seatIndex(o)].name || 'empty'})`)));
+      swap.addEventListener('change', () => {
+        if (!swap.value) return;
+        conn.request({ type: 'move_seat', owner_token: owner, from: seat, to: swap.value }).then(
+          () => closeDialog('arrange'),
+          (err) => showRefusal(err.message),
+        );
+      });
+      const remove = info.kind === 'bot'
+        ? h('button', {
+          type: 'button', class: 'btn btn-small btn-plain', id: `remove-bot-${seat}`,
+          onclick: () => conn.request({ type: 'remove_bot', owner_token: owner, seat }).then(
+            () => closeDialog('arrange'),
+            (err) => showRefusal(err.message),
+          ),
+        }, 'Remove the bot')
+        : null;
+      return h('li', { class: 'arrange-row', dataset: { seat } },
+        h('span', { class: 'arrange-who' }, `${SEAT_NAME[seat]}: ${info.name || 'empty'}${info.kind === 'bot' ? ' (bot)' : ''}`), remove, swap);
+    });
+    showDialog({ id: 'arrange', title: 'Arrange the seats', body: [h('p', { class: 'muted small' }, 'Before the start: free a bot\'s seat for a friend, or move players. Partners sit across (North–South, East–West).'), h('ul', { class: 'arrange' }, rows)] });
+  }
+
+  /** The owner, during the match: hand the seat of a player who left to a person. */
+  function inviteToSeat(seat) {
+    const owner = store.owner(tableId);
+    if (!owner) return;
+    conn.request({ type: 'invite', owner_token: owner, seat }).then(
+      (reply) => {
+        const link = `${location.origin}/#/table/${tableId}/invite/${reply.seat}/${reply.code}`;
+        showDialog({
+          id: 'invite-seat',
+          title: `Invite someone to ${SEAT_NAME[reply.seat]}`,
+          body: [
+            h('p', {}, `Whoever opens this link plays ${SEAT_NAME[reply.seat]} from the next move on: the seat keeps its score and cards, and the record notes who played which hands. The link works once.`),
+            copyBox('invite-seat-link', 'Invitation link', link),
+          ],
+        });
+      },
+      (err) => showRefusal(err.message),
+    );
   }
 
   // ---- rendering -------------------------------------------------------
@@ -737,6 +868,7 @@ export function mountTable(root, tableId, intent, { setTitle }) {
     const mine = mySeatInfo();
     takeOverBtn.hidden = !(role() === 'seat' && (mine?.status === 'autopilot' || mine?.status === 'bot'));
     leaveBtn.hidden = !(role() === 'seat' && v.phase !== 'finished');
+    if (st.matchOverRematch?.isConnected) renderRematchIn(st.matchOverRematch, 'dlg-');
     renderNet();
     keepFocus();
   }
@@ -759,14 +891,40 @@ export function mountTable(root, tableId, intent, { setTitle }) {
     // A lost connection is impossible to miss, and nothing that cannot
     // work looks as if it could.
     offline.hidden = !(down && st.view);
-    setText(offline, s.status === 'closed'
-      ? `Disconnected${s.reason ? `: ${s.reason}` : ''}. Your moves cannot reach the table.`
-      : 'Connection lost: reconnecting… Your seat is held; you cannot play until the table is back.');
+    setText(offline, bannerText());
     if (st.view && was !== down) {
       renderHand();
       renderBid();
       keepFocus();
     }
+  }
+
+  /**
+   * The banner of a lost connection: how long the seat is held (the
+   * snapshot's grace_ms, counted from the moment the table was last
+   * reachable) and what the player's clock says, which keeps running.
+   */
+  function bannerText() {
+    const s = st.net;
+    if (s.status === 'closed') return `Disconnected${s.reason ? `: ${s.reason}` : ''}. Your moves cannot reach the table.`;
+    const parts = ['Connection lost: reconnecting…'];
+    const v = st.view;
+    if (v && role() === 'seat') {
+      const grace = v.grace_ms ?? st.graceMs;
+      if (grace != null && s.lostAt) {
+        const held = Math.max(0, grace - (Date.now() - s.lostAt));
+        parts.push(held > 0 ? `Your seat is held for ${mmss(held)}.` : 'Your hold on the seat has run out: a bot plays it until you are back.');
+      } else {
+        parts.push('Your seat is held.');
+      }
+      const c = v.clock;
+      if (c && c.seat === v.you) {
+        const left = remaining(c.deadline);
+        parts.push(left > 0 ? `Your turn's clock: ${Math.ceil(left / 1000)} s, and it keeps running.` : 'Your turn\'s time ran out: the table plays for you.');
+      }
+      parts.push('You cannot play until the table is back.');
+    }
+    return parts.join(' ');
   }
 
   function renderScorebar() {
@@ -826,7 +984,7 @@ export function mountTable(root, tableId, intent, { setTitle }) {
       [`status-${info.status}`]: true,
       timed: !!(v.clock && v.clock.seat === seat),
     });
-    setText(el.avatar, info.status === 'empty' ? '' : initials(info.name));
+    paintAvatar(el.avatar, { seat, name: info.name, initials: initials(info.name), mine: v.you === seat, empty: info.status === 'empty' });
     el.root.querySelector('.bot-icon').hidden = !(info.kind === 'bot' || info.status === 'bot' || info.status === 'left' || info.status === 'autopilot');
     el.root.querySelector('.dealer-chip').hidden = !(g && g.dealer === seat && v.phase !== 'finished');
     const nameEl = el.root.querySelector('.seat-name');
@@ -840,7 +998,8 @@ export function mountTable(root, tableId, intent, { setTitle }) {
     }
     setText(el.root.querySelector('.seat-bid'), bidText);
     setText(el.root.querySelector('.seat-status'), seatStatusText(info));
-    el.sitBtn.hidden = !(v.phase === 'lobby' && info.status === 'empty' && !v.you);
+    const botSeat = info.kind === 'bot' && v.options.bot_seats_open !== false && !v.seats.some((x) => x.status === 'empty');
+    el.sitBtn.hidden = !(v.phase === 'lobby' && (info.status === 'empty' || botSeat) && !v.you);
     const label = [
       `${SEAT_NAME[seat]}: ${info.name || 'empty'}`,
       v.you === seat ? '(you)' : v.you && partnerOf(v.you) === seat ? '(your partner)' : '',
@@ -902,15 +1061,29 @@ export function mountTable(root, tableId, intent, { setTitle }) {
       if (owner) {
         parts.push(h('div', { class: 'owner-controls' },
           h('button', { type: 'button', class: 'btn btn-plain', id: 'btn-add-bots', disabled: full, onclick: () => ownerAction('add_bots') }, 'Fill empty seats with bots'),
+          h('button', { type: 'button', class: 'btn btn-plain', id: 'btn-arrange', onclick: () => arrangeSeats() }, 'Arrange seats'),
           h('button', { type: 'button', class: 'btn btn-primary', id: 'btn-start', disabled: !full, onclick: () => ownerAction('start') }, 'Start the match')));
-        parts.push(h('p', { class: 'muted small' }, 'Invite friends with this page\'s address.'));
       } else {
         parts.push(h('p', { class: 'muted small' }, 'The table\'s owner starts the match.'));
       }
+      const botsOpen = v.options.bot_seats_open !== false && v.seats.some((x) => x.kind === 'bot');
+      if (full && !v.you) {
+        parts.push(h('p', { class: 'muted small' }, botsOpen ? 'Sit down in place of a bot: press Sit here.' : 'Ask the table\'s owner to free a seat.'));
+      }
+      if (v.you || owner) parts.push(inviteBox());
     } else if (g?.result) {
       parts.push(h('p', { class: 'center-title result-headline' }, resultHeadline(g.result, v.you)),
         h('button', { type: 'button', class: 'btn btn-plain', onclick: () => showMatchOver() }, 'Result and score sheet'));
       parts.push(...rematchControls(v));
+    } else if (g && store.owner(tableId) && v.seats.some((x) => x.status === 'left')) {
+      // The owner can hand a seat whose player left to a person.
+      for (const seat of SEATS.filter((x) => v.seats[seatIndex(x)].status === 'left')) {
+        parts.push(h('button', { type: 'button', class: 'btn btn-small btn-plain invite-seat-btn', id: `btn-invite-${seat}`, onclick: () => inviteToSeat(seat) },
+          `Invite someone to ${SEAT_NAME[seat]}`));
+      }
+      if (g.phase === 'bidding' && (!trick || !trick.cards.length)) {
+        parts.push(h('p', { class: 'center-note' }, g.turn === v.you ? 'Your bid' : `${seatName(g.turn)} to bid`));
+      }
     } else if (g?.phase === 'bidding' && (!trick || !trick.cards.length)) {
       parts.push(h('p', { class: 'center-note' }, g.turn === v.you ? 'Your bid' : `${seatName(g.turn)} to bid`));
     }
@@ -925,27 +1098,38 @@ export function mountTable(root, tableId, intent, { setTitle }) {
   }
 
   /** Who is ready for another match, and the buttons to get there. */
-  function rematchControls(v) {
+  function rematchControls(v, prefix = '') {
     const r = v.rematch;
     if (!r || r.next_table) return [];
     const seated = role() === 'seat';
     const owner = store.owner(tableId);
     const mine = seated ? r.ready[seatIndex(v.you)] : false;
-    const list = h('ul', { class: 'rematch-ready', id: 'rematch-ready', 'aria-label': 'Ready for a rematch' },
+    const list = h('ul', { class: 'rematch-ready', id: `${prefix}rematch-ready`, 'aria-label': 'Ready for a rematch' },
       SEATS.map((seat, i) => h('li', { class: r.ready[i] ? 'ready' : 'waiting', dataset: { seat } },
         `${seatName(seat)}: ${r.ready[i] ? 'ready' : 'not yet'}`)));
     const out = [h('p', { class: 'center-note' }, 'Another match with the same seats and rules?'), list];
     const buttons = [];
     if (seated) {
-      buttons.push(h('button', { type: 'button', class: 'btn btn-plain', id: 'btn-ready', 'aria-pressed': String(mine), onclick: () => sendReady(!mine) },
+      buttons.push(h('button', { type: 'button', class: 'btn btn-plain', id: `${prefix}btn-ready`, 'aria-pressed': String(mine), onclick: () => sendReady(!mine) },
         mine ? 'Not ready' : 'Ready for a rematch'));
     }
     if (owner) {
       const others = r.ready.every((x, i) => x || (seated && SEATS[i] === v.you));
-      buttons.push(h('button', { type: 'button', class: 'btn btn-primary', id: 'btn-rematch', disabled: !others, onclick: () => startRematch() }, 'Start the rematch'));
+      buttons.push(h('button', { type: 'button', class: 'btn btn-primary', id: `${prefix}btn-rematch`, disabled: !others, onclick: () => startRematch() }, 'Start the rematch'));
     }
     if (buttons.length) out.push(h('div', { class: 'owner-controls' }, buttons));
     return out;
+  }
+
+  /** The rematch controls inside `holder`, rebuilt only when they change. */
+  function renderRematchIn(holder, prefix) {
+    const parts = st.view ? rematchControls(st.view, prefix) : [];
+    const sig = parts.map((p) => p.outerHTML).join('');
+    if (holder.dataset.sig === sig) return;
+    const focusedId = document.activeElement?.id;
+    replace(holder, parts);
+    holder.dataset.sig = sig;
+    if (focusedId && holder.querySelector(`#${focusedId}`)) holder.querySelector(`#${focusedId}`).focus();
   }
 
   function sendReady(ready) {
@@ -1147,13 +1331,17 @@ export function mountTable(root, tableId, intent, { setTitle }) {
       // Low: the last 10 seconds, or the last third of a shorter clock.
       const low = left < Math.min(10000, c.duration_ms / 3);
       myClock.classList.toggle('low', low);
-      if (low && st.warnedDeadline !== c.deadline && left > 0) {
-        st.warnedDeadline = c.deadline;
+      if (low && left > 0) {
+        // The words follow the clock beside them; a screen reader hears
+        // them once per turn.
         const text = `Hurry: ${Math.ceil(left / 1000)} s left before the table plays for you.`;
         setText(turnWarn, text);
-        announce(text, true);
+        if (st.warnedDeadline !== c.deadline) {
+          st.warnedDeadline = c.deadline;
+          announce(text, true);
+        }
       }
-      if (!low) setText(turnWarn, '');
+      if (!low || left <= 0) setText(turnWarn, '');
     } else {
       setText(turnWarn, '');
     }
@@ -1162,8 +1350,9 @@ export function mountTable(root, tableId, intent, { setTitle }) {
       lastSecond = second;
       for (const seat of SEATS) {
         const info = v.seats[seatIndex(seat)];
-        if (info.status === 'away') setText(seatEls[seat].root.querySelector('.seat-status'), seatStatusText(info));
+        if (info.status === 'away') renderSeat(seat);
       }
+      if (!offline.hidden) setText(offline, bannerText());
     }
     if (st.linger && performance.now() >= st.linger.until) {
       st.linger = null;
@@ -1191,6 +1380,7 @@ export function mountTable(root, tableId, intent, { setTitle }) {
     window.removeEventListener('pagehide', onPageHide);
     window.removeEventListener('beforeunload', onPageHide);
     window.removeEventListener('pageshow', onPageShow);
+    document.removeEventListener('dialogs-closed', onDialogsClosed);
     conn.sendClosing();
     conn.dispose();
     closeAllDialogs();

@@ -3,6 +3,8 @@
 // `spades-verify` command (crates/client/src/verify.rs). The scheme is
 // described in docs/fairness.md.
 
+import { sha256Bytes } from './sha256.js';
+
 const SEATS = ['north', 'east', 'south', 'west'];
 const RANKS = '23456789TJQKA';
 const SUITS = 'CDHS';
@@ -36,6 +38,17 @@ function concat(...parts) {
     at += p.length;
   }
   return out;
+}
+
+/**
+ * A player's commitment to its seed (hex) at `seat` of `table`:
+ * SHA-256("spades-seed/v1" ‖ table id ‖ seat index ‖ seed), as 64 hex
+ * digits (docs/fairness.md). Plain JavaScript: it works on http pages too.
+ */
+export function seedCommitment(table, seat, seedHex) {
+  const seed = hexToBytes(seedHex);
+  if (!seed) return null;
+  return toHex(sha256Bytes(concat(enc.encode('spades-seed/v1'), uuidBytes(table), new Uint8Array([SEATS.indexOf(seat)]), seed)));
 }
 
 export async function sha256(bytes) {
@@ -132,10 +145,58 @@ export async function verifyRecord(record, expect = {}) {
       : `you were shown the commitment ${expect.commitment}, the record has ${commitment}`);
   }
   const seeds = (fair.client_seeds || []).map((s) => (s == null ? null : String(s).toLowerCase()));
+  const commitments = (fair.client_commitments || [null, null, null, null]).map((c) => (c == null ? null : String(c).toLowerCase()));
   if (expect.seed) {
-    const at = seeds.indexOf(expect.seed.toLowerCase());
-    check('your seed', at >= 0, at >= 0 ? `your seed is ${SEATS[at]}'s` : "your seed is not among the players' seeds");
+    const mine = expect.seed.toLowerCase();
+    const at = seeds.indexOf(mine);
+    const seat = expect.seat;
+    if (!seat) {
+      check('your seed', false, 'say which seat you played: a seed counts only at its own seat');
+    } else if (seeds[SEATS.indexOf(seat)] === mine) {
+      check('your seed', true, `your seed is ${seat}'s, your seat's`);
+    } else {
+      check('your seed', false, at >= 0 ? `your seed is at ${SEATS[at]}, not at your seat ${seat}` : `${seat}, your seat, does not have the seed you sent`);
+    }
   }
+  // Every seed is its own seat's: it matches the commitment that seat made
+  // before any seed was shown. A commitment without a seed was withheld.
+  const wrong = [];
+  const withheld = [];
+  SEATS.forEach((seat, i) => {
+    if (seeds[i] != null) {
+      if (commitments[i] == null || seedCommitment(record.table, seat, seeds[i]) !== commitments[i]) wrong.push(seat);
+    } else if (commitments[i] != null) {
+      withheld.push(seat);
+    }
+  });
+  check('seat seeds', wrong.length === 0, wrong.length
+    ? `the seeds of ${wrong.join(', ')} do not match their seats' commitments`
+    : 'every seed matches the commitment its own seat made before any seed was shown'
+      + (withheld.length ? ` (${withheld.join(', ')} committed and did not reveal: dealt without a seed)` : ''));
+  // Bots send no seed: a seed at a bot's seat came from the server.
+  const bots = (record.seats || [])
+    .filter((s) => s.kind === 'bot')
+    .filter((s) => seeds[SEATS.indexOf(s.seat)] != null || commitments[SEATS.indexOf(s.seat)] != null)
+    .map((s) => s.seat);
+  check('bots', bots.length === 0, bots.length
+    ? `a bot's seat has a seed, which only the server could have put there: ${bots.join(', ')}`
+    : "no bot's seat has a seed");
+  // The record holds every hand, 1 to the last one played, and its scores
+  // are the last hand's.
+  const recordHands = record.hands || [];
+  const playedHands = record.finished
+    ? (record.result?.hands_played ?? 0)
+    : (record.current_hand ? record.current_hand.hand_number - 1 : recordHands.length);
+  const numbersOk = recordHands.every((h, i) => h.hand_number === i + 1);
+  const lastScores = recordHands.length ? recordHands[recordHands.length - 1].teams.map((t) => t.score) : [0, 0];
+  const scoresOk = lastScores.join() === (record.scores || []).join()
+    && (!record.result || record.result.scores.join() === (record.scores || []).join());
+  const complete = recordHands.length === playedHands && numbersOk && scoresOk && (playedHands > 0 || !record.finished);
+  check('complete', complete, complete
+    ? `the record holds every hand, 1 to ${playedHands}, and its scores are the last hand's`
+    : !numbersOk ? "the record's hands are not numbered 1, 2, 3 … in order"
+      : !scoresOk ? "the record's scores are not those of its last hand"
+        : `the record holds ${recordHands.length} hands of the ${playedHands} played`);
   if (!server || seeds.length !== 4 || seeds.some((s) => s != null && !hexToBytes(s))) {
     check('seeds', false, 'the seeds in the record are not readable');
     return done();

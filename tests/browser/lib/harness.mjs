@@ -178,6 +178,7 @@ export async function createFromLobby(page, { player = 'Ann', table = 'Test tabl
   }
   if (options.mercy) await page.check('#opt-mercy');
   if (options.spectator_chat) await page.check('#opt-spectator-chat');
+  if (options.bot_seats_open === false) await page.uncheck('#opt-bot-seats-open');
   await page.click('#create-table');
   await page.waitForSelector('.table-screen .seat.me');
   return tableIdOf(page);

@@ -45,8 +45,16 @@ export function chatTests(suite) {
       assert.equal(await c.page.locator('#chat-log img, #chat-log b').count(), 0, 'no markup made it into the page');
       assert.equal(await c.page.evaluate(() => window.pwned), undefined);
       assert.equal(await a.page.inputValue('#chat-input'), '', 'the field is emptied once sent');
-      // The field holds at most 200 characters.
-      assert.equal(await a.page.getAttribute('#chat-input', 'maxlength'), '200');
+      // At most 200 characters: a counter, and past the cap the message is
+      // refused in the page (not cut).
+      await a.page.fill('#chat-input', 'x'.repeat(201));
+      assert.equal(await a.page.textContent('#chat-count'), '201/200');
+      assert.equal(await a.page.isDisabled('#chat-send'), true, 'Send is off past the cap');
+      await a.page.press('#chat-input', 'Enter');
+      assert.match(await a.page.textContent('#chat-error'), /Too long: 201 characters, at most 200/);
+      assert.equal(await a.page.inputValue('#chat-input'), 'x'.repeat(201), 'nothing was cut');
+      await a.page.fill('#chat-input', '');
+      assert.equal(await a.page.textContent('#chat-count'), '0/200');
 
       // The spectator reads, and cannot write at this table.
       await b.page.click('#btn-chat');
@@ -77,9 +85,35 @@ export function chatTests(suite) {
       }
       await a.page.fill('#chat-input', 'one too many');
       await a.page.click('#chat-send');
-      await a.page.waitForFunction(() => /at most 5 messages in 10 s/.test(document.getElementById('chat-error').textContent));
+      await a.page.waitForFunction(() => /at most 5 messages in 10 s: wait \d+ s/i.test(document.getElementById('chat-error').textContent));
+      // The notice counts down and goes away.
+      const secs = () => a.page.evaluate(() => Number((/wait (\d+) s/.exec(document.getElementById('chat-error').textContent) || [0, 0])[1]));
+      const first = await secs();
+      await a.page.waitForFunction((n) => {
+        const m = /wait (\d+) s/.exec(document.getElementById('chat-error').textContent);
+        return !m || Number(m[1]) < n;
+      }, first, { timeout: 3000 });
       assert.ok(a.rec.received.some((m) => m.type === 'error' && m.code === 'chat_rate_limited'));
       assert.equal(await a.page.inputValue('#chat-input'), 'one too many', 'a refused message stays in the field');
+      // A reload repeats the recent messages: each is shown once, and what
+      // Cy read before does not count as new.
+      await c.page.uncheck('#chat-mute-north');
+      await c.page.reload();
+      await c.page.waitForSelector('.seat.me[data-seat="east"]');
+      await c.page.waitForFunction(() => document.querySelectorAll('#chat-log .chat-msg').length >= 3);
+      const ids = c.rec.received.filter((m) => m.type === 'chat').map((m) => m.id);
+      assert.ok(ids.every((x) => Number.isInteger(x)), 'chat messages carry ids');
+      const shownTexts = await c.page.$$eval('#chat-log .chat-msg', (els) => els.map((e) => e.textContent));
+      assert.equal(new Set(shownTexts).size, shownTexts.length, `each message once: ${shownTexts}`);
+      assert.equal(await c.page.isVisible('#btn-chat .chat-count'), false, 'no old message counts as unread');
+      // Bots are not in the mute list; the log is a focusable region.
+      assert.equal(await c.page.getAttribute('#chat-log', 'tabindex'), '0');
+      // Escape closes the panel and gives the focus back.
+      await c.page.click('#btn-chat');
+      await c.page.waitForSelector('#chat-panel:not([hidden])');
+      await c.page.keyboard.press('Escape');
+      await c.page.waitForSelector('#chat-panel', { state: 'hidden' });
+      assert.equal(await c.page.evaluate(() => document.activeElement?.id), 'btn-chat');
       for (const p of [a, b, c]) p.assertClean();
     } finally {
       await Promise.all([a.close(), b.close(), c.close()]);

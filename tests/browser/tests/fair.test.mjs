@@ -1,11 +1,12 @@
-// Fair deals in the browser: the page sends a seed of its own once it has
-// seen the lobby's commitment, and "Verify the deals" in the match-over
+// Fair deals in the browser: the page commits to a seed of its own once it
+// has seen the lobby's commitment and reveals it when the start asks, and "Verify the deals" in the match-over
 // dialog checks every deal with WebCrypto. The page's verifier and the
 // `spades-verify` command must agree, check by check, on the real record
 // and on records tampered with after the match.
 
 import assert from 'node:assert/strict';
 import { execFileSync, spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -41,7 +42,7 @@ function altered(hex) {
 }
 
 export function fairTests(suite) {
-  it('sends its own seed, and verifies the deals as spades-verify does, on good and tampered records', async () => {
+  it('commits to its own seed, reveals it at the start, and verifies the deals as spades-verify does, on good and tampered records', async () => {
     const { browser, fastStack: stack } = suite;
     const bin = verifyBinary();
     const p = await openPage(browser, stack.url);
@@ -49,19 +50,41 @@ export function fairTests(suite) {
     const dir = mkdtempSync(path.join(tmpdir(), 'spades-fair-'));
     try {
       const id = await createFromLobby(page, { player: 'Vera', table: 'Fair deals', options: { match_end: 'hands:5' } });
-      // The seed goes out once the lobby's commitment has been shown.
+      // Once the lobby's commitment has been shown the page commits to a
+      // seed of its own: its hash, bound to the table and the seat.
       await page.waitForFunction(() => localStorage.getItem(`spades.v1.fair.${location.hash.split('/')[2]}`));
-      const sent = rec.sent.find((m) => m.type === 'seed');
-      assert.match(sent?.seed ?? '', /^[0-9a-f]{64}$/, 'the page sent a seed of 32 random bytes');
+      const committed = rec.sent.find((m) => m.type === 'commit_seed');
+      assert.match(committed?.commitment ?? '', /^[0-9a-f]{64}$/, 'the page committed to a seed');
+      assert.equal(rec.sent.find((m) => m.type === 'seed'), undefined, 'no seed leaves the page before the start');
       const lobby = await tableStatus(stack.api, id);
       const seatIndex = lobby.seats.findIndex((s) => s.name === 'Vera');
-      assert.equal(lobby.fair.client_seeds[seatIndex], sent.seed);
+      assert.equal(lobby.fair.client_commitments[seatIndex], committed.commitment);
+      assert.deepEqual(lobby.fair.client_seeds, [null, null, null, null], 'no seed is shown before the start');
       assert.equal(lobby.fair.fixed, false);
       assert.equal(lobby.fair.server_seed, null, 'the server seed stays secret');
       const viewBefore = rec.views.find((v) => v.view.fair);
-      assert.equal(viewBefore.view.fair.commitment, lobby.fair.commitment, 'the seed was sent after the commitment was shown');
+      assert.equal(viewBefore.view.fair.commitment, lobby.fair.commitment, 'the commitment was made after the server commitment was shown');
 
       await fillBotsAndStart(page);
+      // The start closes the commitments; the page then reveals its seed,
+      // the one it committed to (SHA-256 of "spades-seed/v1", the table's
+      // 16 bytes, the seat's index and the seed).
+      let sent;
+      for (const until = Date.now() + 10_000; !(sent = rec.sent.find((m) => m.type === 'seed'));) {
+        assert.ok(Date.now() < until, 'the page revealed its seed');
+        await page.waitForTimeout(50);
+      }
+      assert.match(sent.seed, /^[0-9a-f]{64}$/, 'a seed of 32 random bytes');
+      const expected = createHash('sha256')
+        .update('spades-seed/v1')
+        .update(Buffer.from(id.replaceAll('-', ''), 'hex'))
+        .update(Buffer.from([seatIndex]))
+        .update(Buffer.from(sent.seed, 'hex'))
+        .digest('hex');
+      assert.equal(expected, committed.commitment, 'the revealed seed is the one committed to');
+      const revealAsked = rec.views.find((v) => v.view.fair?.reveal_by != null);
+      assert.ok(revealAsked, 'a view asked the seats to reveal');
+
       // Nobody plays for Vera: the clock, then the autopilot, play the match
       // out. Each hand's scoring is closed until the match-over dialog shows.
       const until = Date.now() + 120_000;
@@ -78,7 +101,8 @@ export function fairTests(suite) {
       assert.match(headline, /^All \d+ checks passed: every deal came from the server seed committed to/);
       const shown = await page.$$eval('.verify-checks li', (els) => els.map((e) => [e.dataset.check, e.dataset.passed === 'true']));
       const names = shown.map(([n]) => n);
-      assert.deepEqual(names.slice(0, 6), ['fair', 'revealed', 'commitment', 'your commitment', 'your seed', 'first dealer']);
+      assert.deepEqual(names.slice(0, 9),
+        ['fair', 'revealed', 'commitment', 'your commitment', 'your seed', 'seat seeds', 'bots', 'complete', 'first dealer']);
       assert.ok(names.filter((n) => n.startsWith('hand ')).length >= 5, names.join(', '));
       assert.ok(shown.every(([, ok]) => ok));
       await shot(page, 'verify-deals.png');
@@ -97,7 +121,19 @@ export function fairTests(suite) {
       badServer.fair.server_seed = altered(record.fair.server_seed);
       const badClient = structuredClone(record);
       badClient.fair.client_seeds[seatIndex] = altered(sent.seed);
-      const records = { good: record, 'server-seed': badServer, 'client-seed': badClient };
+      // A record cut short, one with no hands, and one with a seed at a
+      // bot's seat (only the server could have put it there).
+      const lastCut = structuredClone(record);
+      lastCut.hands.pop();
+      const noHands = structuredClone(record);
+      noHands.hands = [];
+      const botSeed = structuredClone(record);
+      const botIndex = ['north', 'east', 'south', 'west'].indexOf(record.seats.find((s) => s.kind === 'bot').seat);
+      botSeed.fair.client_seeds[botIndex] = sent.seed;
+      const records = {
+        good: record, 'server-seed': badServer, 'client-seed': badClient,
+        'last-hand-cut': lastCut, 'no-hands': noHands, 'bot-seed': botSeed,
+      };
       const inPage = await page.evaluate(async (all) => {
         const { verifyRecord } = await import('/js/verify.js');
         const out = {};
@@ -114,6 +150,9 @@ export function fairTests(suite) {
       assert.ok(failed(inPage['server-seed']).includes('commitment'));
       assert.equal(failed(inPage['client-seed']).filter((n) => n.startsWith('hand ')).length, record.hands.length,
         'another seed for one seat changes every deal');
+      assert.ok(failed(inPage['last-hand-cut']).includes('complete'), 'a missing last hand is seen');
+      assert.ok(failed(inPage['no-hands']).includes('complete'), 'a record without hands is seen');
+      assert.ok(failed(inPage['bot-seed']).includes('bots'), "a seed at a bot's seat is seen");
       p.assertClean();
     } finally {
       rmSync(dir, { recursive: true, force: true });

@@ -27,7 +27,7 @@ export function playTests(suite) {
 
       const options = {
         match_end: 'target:300', nil: 'fifty', bag_penalty: 'five_for_fifty', failed_nil: 'count_for_partner',
-        spades_lead: 'any_time', tempo: 'relaxed', seat: 'south', mercy: true, spectator_chat: true,
+        spades_lead: 'any_time', tempo: 'relaxed', seat: 'south', mercy: true, spectator_chat: true, bot_seats_open: false,
       };
       const id = await createFromLobby(page, { player: 'Ann', table: 'Browser test', options });
       // The server got exactly the options chosen in the form.
@@ -40,6 +40,7 @@ export function playTests(suite) {
         },
         tempo: 'relaxed',
         spectator_chat: true,
+        bot_seats_open: false,
       });
       assert.equal(await page.getAttribute('.seat.me', 'data-seat'), 'south');
       assert.equal(created.seats[2].name, 'Ann');
@@ -178,8 +179,10 @@ export function playTests(suite) {
       // Cut the connection.
       await routes[0].ws.close({ code: 4000, reason: 'test drop' });
       await routes[0].server.close();
-      await page.waitForSelector('#net[data-status="reconnecting"], #net[data-status="connecting"]');
-      assert.match(await page.textContent('#net'), /reconnect|connect/i);
+      // The table's banner says so (the top bar's status gives way to it).
+      await page.waitForSelector('#offline-banner:not([hidden])');
+      assert.match(await page.textContent('#offline-banner'), /Connection lost: reconnecting/);
+      assert.equal(await page.getAttribute('#net', 'data-status') !== 'open', true);
       // …and it comes back to the same seat and hand by itself.
       await page.waitForFunction(() => document.getElementById('net').dataset.status === 'open', null, { timeout: 15000 });
       assert.equal(routes.length, 2, 'one new connection');

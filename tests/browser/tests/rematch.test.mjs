@@ -24,16 +24,20 @@ export function rematchTests(suite) {
       }
       const before = await (await fetch(`${stack.api}/api/v1/matches/${id}`)).json();
       assert.equal(before.finished, true);
-      await page.click('dialog#match-over [data-action="stay"]');
-
-      // Who is ready: the bots are, Rex not yet.
-      await page.waitForSelector('#rematch-ready');
-      assert.match(await page.textContent('#rematch-ready [data-seat="west"]'), /Rex: not yet/);
-      assert.match(await page.textContent('#rematch-ready [data-seat="north"]'), /ready/);
-      await page.click('#btn-ready');
+      // The rematch is offered in the match-over dialog itself: who is
+      // ready (the bots are, Rex not yet), and the buttons.
+      const dlg = 'dialog#match-over';
+      await page.waitForSelector(`${dlg} #dlg-rematch-ready`);
+      assert.match(await page.textContent(`${dlg} #dlg-rematch-ready [data-seat="west"]`), /Rex: not yet/);
+      assert.match(await page.textContent(`${dlg} #dlg-rematch-ready [data-seat="north"]`), /ready/);
+      await page.click(`${dlg} #dlg-btn-ready`);
+      await page.waitForSelector(`${dlg} #dlg-rematch-ready [data-seat="west"].ready`);
+      assert.equal(await page.getAttribute(`${dlg} #dlg-btn-ready`, 'aria-pressed'), 'true');
+      assert.ok(p.rec.sent.some((m) => m.type === 'rematch' && m.ready === true));
+      // The table behind the dialog says the same.
+      await page.click(`${dlg} [data-action="stay"]`);
       await page.waitForSelector('#rematch-ready [data-seat="west"].ready');
       assert.equal(await page.getAttribute('#btn-ready', 'aria-pressed'), 'true');
-      assert.ok(p.rec.sent.some((m) => m.type === 'rematch' && m.ready === true));
 
       // The owner starts it: the page follows to the new table, same seat.
       await page.click('#btn-rematch');
