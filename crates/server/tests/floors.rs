@@ -189,3 +189,92 @@ fn the_check_sees_what_it_must() {
     assert_eq!(f.floor["c"].0, 0);
     assert!(f.seams.contains(&("a".to_owned(), "b".to_owned())));
 }
+
+/// The sibling files a file's code names with `super::` (inside a
+/// directory module, `super` is the directory's `mod.rs`, and
+/// `super::x` names the sibling file `x.rs`).
+fn sibling_uses(code: &str, siblings: &BTreeSet<String>) -> BTreeSet<String> {
+    let mut out = BTreeSet::new();
+    for (at, _) in code.match_indices("super::") {
+        let rest = &code[at + "super::".len()..];
+        let names: Vec<String> = match rest.strip_prefix('{') {
+            Some(group) => group[..group.find('}').unwrap_or(group.len())]
+                .split(',')
+                .map(|item| item.trim().chars().take_while(|c| c.is_alphanumeric() || *c == '_').collect())
+                .collect(),
+            None => vec![rest.chars().take_while(|c| c.is_alphanumeric() || *c == '_').collect()],
+        };
+        out.extend(names.into_iter().filter(|n| siblings.contains(n)));
+    }
+    out
+}
+
+/// A loop in `edges` (file -> files it uses), as the files in order.
+fn a_loop(edges: &BTreeMap<String, BTreeSet<String>>) -> Option<Vec<String>> {
+    fn visit(
+        at: &str,
+        edges: &BTreeMap<String, BTreeSet<String>>,
+        path: &mut Vec<String>,
+        done: &mut BTreeSet<String>,
+    ) -> Option<Vec<String>> {
+        if let Some(i) = path.iter().position(|p| p == at) {
+            return Some(path[i..].to_vec());
+        }
+        if !done.insert(at.to_owned()) {
+            return None;
+        }
+        path.push(at.to_owned());
+        for next in edges.get(at).into_iter().flatten() {
+            if let Some(found) = visit(next, edges, path, done) {
+                return Some(found);
+            }
+        }
+        path.pop();
+        None
+    }
+    let mut done = BTreeSet::new();
+    edges.keys().find_map(|start| visit(start, edges, &mut Vec::new(), &mut done))
+}
+
+#[test]
+fn the_files_of_a_directory_module_use_each_other_in_no_loop() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut loops = Vec::new();
+    for entry in std::fs::read_dir(&src).unwrap() {
+        let dir = entry.unwrap().path();
+        if !dir.join("mod.rs").exists() {
+            continue;
+        }
+        let siblings: BTreeSet<String> = std::fs::read_dir(&dir)
+            .unwrap()
+            .filter_map(|e| {
+                let name = e.unwrap().file_name().to_string_lossy().into_owned();
+                name.strip_suffix(".rs").filter(|n| *n != "mod" && *n != "tests").map(str::to_owned)
+            })
+            .collect();
+        let edges: BTreeMap<String, BTreeSet<String>> = siblings
+            .iter()
+            .map(|s| {
+                let text = std::fs::read_to_string(dir.join(format!("{s}.rs"))).unwrap();
+                (s.clone(), sibling_uses(&code(&text), &siblings))
+            })
+            .collect();
+        if let Some(found) = a_loop(&edges) {
+            loops.push(format!("{}: {}", dir.file_name().unwrap().to_string_lossy(), found.join(" -> ")));
+        }
+    }
+    assert!(loops.is_empty(), "files that use each other in a loop:\n{}", loops.join("\n"));
+}
+
+#[test]
+fn the_loop_check_sees_a_loop() {
+    let siblings: BTreeSet<String> = ["seats", "arrange", "clock"].into_iter().map(String::from).collect();
+    let seats = sibling_uses("use super::{Table, arrange::Place};\n", &siblings);
+    let arrange = sibling_uses("use super::seats::Occupant;\nlet t = super::clock::now();\n", &siblings);
+    assert_eq!(seats, ["arrange".to_owned()].into());
+    assert_eq!(arrange, ["clock".to_owned(), "seats".to_owned()].into());
+    let mut edges = BTreeMap::from([("seats".to_owned(), seats), ("arrange".to_owned(), arrange)]);
+    assert!(a_loop(&edges).is_some());
+    edges.get_mut("seats").unwrap().clear();
+    assert!(a_loop(&edges).is_none());
+}

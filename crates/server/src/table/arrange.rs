@@ -81,6 +81,13 @@ impl Table {
         }
     }
 
+    /// A join took `place`: an invitation is used once.
+    pub(super) fn placed(&mut self, place: Place) {
+        if let Place::Invited(seat) = place {
+            self.invites[seat] = None;
+        }
+    }
+
     /// The occupant a `join` puts at `place`: `name`, holding `token`; a
     /// person invited to a left seat takes its history on.
     pub(super) fn joiner(&self, place: Place, name: String, token: TokenHash) -> Occupant {

@@ -166,9 +166,7 @@ impl Table {
                     );
                     return None;
                 }
-                if matches!(place, super::arrange::Place::Invited(_)) {
-                    self.invites[seat] = None;
-                }
+                self.placed(place);
                 info!(%seat, ?place, "seat taken");
                 let again = Attach::Resume { token: token.clone() };
                 (Role::Seat(seat), ServerMessage::Joined { req, table: self.id, seat, token }, again)
