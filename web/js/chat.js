@@ -28,7 +28,9 @@ export function chatPanel({ tableId, send, onUnread }) {
   let waitTimer = null;
 
   // A focusable scroll region, so the keyboard can scroll it.
-  const log = h('ol', { class: 'chat-log', id: 'chat-log', role: 'log', tabindex: 0, 'aria-live': 'polite', 'aria-label': 'Messages' });
+  // The messages, a list inside a focusable scrolling log region.
+  const log = h('ol', { class: 'chat-list' });
+  const logBox = h('div', { class: 'chat-log', id: 'chat-log', role: 'log', tabindex: 0, 'aria-live': 'polite', 'aria-label': 'Messages' }, log);
   const empty = h('p', { class: 'muted small chat-empty' }, 'No message yet.');
   const error = h('p', { class: 'field-error', id: 'chat-error', role: 'alert' });
   const note = h('p', { class: 'muted small', id: 'chat-note', hidden: true });
@@ -45,7 +47,7 @@ export function chatPanel({ tableId, send, onUnread }) {
     h('div', { class: 'chat-head' },
       h('h2', { id: 'chat-h' }, 'Table chat'),
       h('button', { type: 'button', class: 'btn-icon', 'aria-label': 'Close the chat', onclick: () => toggle(false) }, '×')),
-    log, empty, hiddenNote, note, phrases, form, error, mutes);
+    logBox, empty, hiddenNote, note, phrases, form, error, mutes);
 
   form.addEventListener('submit', (e) => {
     e.preventDefault();
@@ -59,6 +61,14 @@ export function chatPanel({ tableId, send, onUnread }) {
     sendBtn.disabled = input.disabled || n > MAX_CHARS;
   }
   input.addEventListener('input', renderCount);
+  // With Send off past the cap, Enter submits nothing by itself (a form's
+  // disabled default button blocks it): the refusal is shown here instead.
+  input.addEventListener('keydown', (e) => {
+    if (e.key === 'Enter' && sendBtn.disabled && !input.disabled) {
+      e.preventDefault();
+      say(input.value);
+    }
+  });
   panel.addEventListener('keydown', (e) => {
     if (e.key === 'Escape') {
       e.preventDefault();
@@ -145,6 +155,8 @@ export function chatPanel({ tableId, send, onUnread }) {
         store.setMutedSeats(tableId, [...muted]);
         for (const li of log.children) li.hidden = muted.has(li.dataset.seat);
         renderHidden();
+        // Unmuted with the panel open: what shows now has been seen.
+        if (!panel.hidden) markRead();
       });
       const name = view?.seats[SEATS.indexOf(seat)]?.name;
       return h('div', { class: 'field-check chat-mute' }, box, h('label', { for: id }, name ? `${name} (${SEAT_NAME[seat]})` : SEAT_NAME[seat]));
