@@ -34,6 +34,7 @@ import { rematchTests } from './tests/rematch.test.mjs';
 import { restartTests } from './tests/restart.test.mjs';
 import { stallTests } from './tests/stall.test.mjs';
 import { timeoutTests } from './tests/timeouts.test.mjs';
+import { tutorialTests } from './tests/tutorial.test.mjs';
 
 const suite = { browser: null, stack: null, fastStack: null };
 
@@ -81,4 +82,5 @@ describe('Spades web client in Chromium', { timeout: 600_000 }, () => {
   stallTests(suite);
   friendTests(suite);
   looksTests(suite);
+  tutorialTests(suite);
 });

@@ -1,5 +1,6 @@
-// Entry point: a hash router between the lobby (#/) and a table
-// (#/table/<id>), so a reload or a shared link lands on the same screen.
+// Entry point: a hash router between the lobby (#/), a table
+// (#/table/<id>), a replay (#/replay/<id>) and the tutorial hand
+// (#/tutorial), so a reload or a shared link lands on the same screen.
 // An invitation is a link to a table that seats its visitor:
 // #/table/<id>/join (an empty seat, before the start) or
 // #/table/<id>/invite/<seat>/<code> (the seat of a player who left,
@@ -9,6 +10,7 @@ import { mountLobby } from './lobby.js';
 import { initLooks } from './looks.js';
 import { mountReplay } from './replay.js';
 import { mountTable } from './table.js';
+import { mountTutorial } from './tutorial.js';
 
 const main = document.getElementById('main');
 const title = document.getElementById('topbar-title');
@@ -35,7 +37,8 @@ function route() {
   const m = location.hash.match(/^#\/(table|replay)\/([^/?#]+)/);
   const id = m && UUID.test(m[2]) ? m[2].toLowerCase() : null;
   const replay = !!(id && m[1] === 'replay');
-  const key = id ? `${m[1]}:${id}` : 'lobby';
+  const tutorial = !id && /^#\/tutorial\/?$/.test(location.hash);
+  const key = id ? `${m[1]}:${id}` : tutorial ? 'tutorial' : 'lobby';
   let intent = nextIntent;
   nextIntent = null;
   if (id && !replay) {
@@ -49,8 +52,11 @@ function route() {
   if (key === current && !intent) return;
   unmount?.();
   current = key;
-  document.body.dataset.screen = replay ? 'replay' : id ? 'table' : 'lobby';
-  if (replay) {
+  document.body.dataset.screen = replay ? 'replay' : id ? 'table' : tutorial ? 'tutorial' : 'lobby';
+  if (tutorial) {
+    setTitle('Learn to play');
+    unmount = mountTutorial(main, goTable);
+  } else if (replay) {
     setTitle('');
     unmount = mountReplay(main, id, { setTitle });
   } else if (id) {

@@ -127,7 +127,56 @@ export function mountLobby(root, go) {
     }
   });
 
-  const list = h('ul', { class: 'table-list', id: 'table-list', 'aria-live': 'polite', 'aria-busy': 'true' });
+  // The list is one Tab stop whatever its length: one of its buttons has
+  // tabindex 0, the others -1 (a roving tab index). The arrow keys move:
+  // up and down between the tables, left and right between a table's
+  // buttons; Home and End go to the first and the last table.
+  const listKeys = h('p', { class: 'sr-only', id: 'table-list-keys' },
+    'One Tab stop: the up and down arrows move between the tables, left and right between a table\'s buttons, Home and End to the first and last table.');
+  const list = h('ul', { class: 'table-list', id: 'table-list', 'aria-live': 'polite', 'aria-busy': 'true', 'aria-describedby': 'table-list-keys' });
+  /** The button that holds the list's Tab stop: `{table, nav}`. */
+  let stop = null;
+  const rowsOf = () => [...list.querySelectorAll(':scope > .table-item')];
+  const buttonsOf = (row) => [...row.querySelectorAll('button[data-nav]')];
+  /** A row's main button: back to your seat, sit down, else watch. */
+  const primaryOf = (row) => {
+    const bs = buttonsOf(row);
+    return bs.find((b) => b.dataset.nav === 'back') || bs.find((b) => b.dataset.nav === 'join') || bs.find((b) => b.dataset.nav === 'watch') || bs[0] || null;
+  };
+  /** Gives the Tab stop to `btn` (or, when it is gone, to the first row's main button). */
+  function setStop(btn) {
+    const all = [...list.querySelectorAll('button[data-nav]')];
+    const target = btn && all.includes(btn) ? btn : (rowsOf()[0] && primaryOf(rowsOf()[0]));
+    for (const b of all) b.tabIndex = b === target ? 0 : -1;
+    stop = target ? { table: target.closest('.table-item').dataset.table, nav: target.dataset.nav } : null;
+  }
+  list.addEventListener('focusin', (e) => {
+    if (e.target.matches?.('button[data-nav]')) setStop(e.target);
+  });
+  list.addEventListener('keydown', (e) => {
+    const btn = e.target.closest?.('button[data-nav]');
+    if (!btn || e.altKey || e.metaKey) return;
+    const rows = rowsOf();
+    const row = btn.closest('.table-item');
+    const r = rows.indexOf(row);
+    const inRow = buttonsOf(row);
+    const k = inRow.indexOf(btn);
+    let to = null;
+    if (e.key === 'ArrowRight') to = inRow[Math.min(inRow.length - 1, k + 1)];
+    else if (e.key === 'ArrowLeft') to = inRow[Math.max(0, k - 1)];
+    else if (e.key === 'ArrowDown' || e.key === 'ArrowUp') {
+      const other = rows[e.key === 'ArrowDown' ? Math.min(rows.length - 1, r + 1) : Math.max(0, r - 1)];
+      // The same button in the next table when it has one (Watch to Watch).
+      to = buttonsOf(other).find((b) => b.dataset.nav === btn.dataset.nav) || primaryOf(other);
+    } else if (e.key === 'Home') to = primaryOf(rows[0]);
+    else if (e.key === 'End') to = primaryOf(rows[rows.length - 1]);
+    else return;
+    e.preventDefault();
+    if (to) {
+      setStop(to);
+      to.focus();
+    }
+  });
   const listNote = h('p', { class: 'muted list-note' }, 'Loading tables…');
   const refreshBtn = h('button', { type: 'button', class: 'btn btn-plain btn-small', onclick: () => refresh() }, 'Refresh');
 
@@ -144,7 +193,7 @@ export function mountLobby(root, go) {
         h('span', { class: 'seat-dir' }, SEAT_NAME[s.seat]),
         empty
           ? (inLobby && !mine
-            ? h('button', { type: 'button', class: 'btn btn-small btn-sit', onclick: () => sit(s.seat) }, 'Sit here', h('span', { class: 'sr-only' }, ` at ${SEAT_NAME[s.seat]}, ${t.name}`))
+            ? h('button', { type: 'button', class: 'btn btn-small btn-sit', dataset: { nav: `sit-${s.seat}` }, onclick: () => sit(s.seat) }, 'Sit here', h('span', { class: 'sr-only' }, ` at ${SEAT_NAME[s.seat]}, ${t.name}`))
             : h('span', { class: 'muted' }, 'open'))
           : h('span', { class: 'seat-who' }, s.name, s.kind === 'bot' ? ' (bot)' : ''),
       );
@@ -163,11 +212,12 @@ export function mountLobby(root, go) {
         h('span', { class: 'muted' }, facts),
         h('span', { class: 'ti-actions' },
           mine
-            ? h('button', { type: 'button', class: 'btn btn-primary btn-small', onclick: () => go(t.table, null) }, `Back to your seat (${SEAT_NAME[mine.seat] || 'seat'})`)
+            ? h('button', { type: 'button', class: 'btn btn-primary btn-small btn-back', dataset: { nav: 'back' }, onclick: () => go(t.table, null) },
+              `Back to your seat (${SEAT_NAME[mine.seat] || 'seat'})`, h('span', { class: 'sr-only' }, ` at ${t.name}`))
             : inLobby && t.open_seats > 0
-              ? h('button', { type: 'button', class: 'btn btn-primary btn-small btn-join', onclick: () => sit(null) }, 'Sit down')
+              ? h('button', { type: 'button', class: 'btn btn-primary btn-small btn-join', dataset: { nav: 'join' }, onclick: () => sit(null) }, 'Sit down', h('span', { class: 'sr-only' }, ` at ${t.name}`))
               : null,
-          mine ? null : h('button', { type: 'button', class: 'btn btn-plain btn-small btn-watch', onclick: () => go(t.table, { watch: true }) }, 'Watch'),
+          mine ? null : h('button', { type: 'button', class: 'btn btn-plain btn-small btn-watch', dataset: { nav: 'watch' }, onclick: () => go(t.table, { watch: true }) }, 'Watch', h('span', { class: 'sr-only' }, ` ${t.name}`)),
         ),
       ),
     );
@@ -216,13 +266,15 @@ export function mountLobby(root, go) {
       // Open tables first, then matches in play, then finished ones.
       const rank = { lobby: 0, bidding: 1, playing: 1, finished: 2 };
       tables.sort((a, b) => rank[a.phase] - rank[b.phase] || b.created_at - a.created_at);
-      const focusedTable = document.activeElement?.closest?.('.table-item')?.dataset.table;
-      const focusedText = document.activeElement?.textContent;
+      const hadFocus = list.contains(document.activeElement);
+      const kept = stop;
       replace(list, tables.map(tableItem));
-      if (focusedTable) {
-        const again = [...list.querySelectorAll(`[data-table="${focusedTable}"] button`)].find((b) => b.textContent === focusedText);
-        again?.focus();
-      }
+      // The Tab stop (and the focus) stay on the same button of the same
+      // table when it is still there, else on the first table.
+      const again = kept && [...list.querySelectorAll('.table-item')].find((row) => row.dataset.table === kept.table);
+      const btn = again && (buttonsOf(again).find((b) => b.dataset.nav === kept.nav) || primaryOf(again));
+      setStop(btn);
+      if (hadFocus) list.querySelector('button[tabindex="0"]')?.focus();
       list.setAttribute('aria-busy', 'false');
       listNote.textContent = tables.length ? '' : 'No tables yet: create one.';
     } catch (err) {
@@ -245,12 +297,14 @@ export function mountLobby(root, go) {
         h('div', { class: 'name-row' },
           h('div', { class: 'field field-inline' }, h('label', { for: 'player-name' }, 'Your name'), nameInput),
           h('div', { class: 'quick-play' }, quickBtn,
-            h('small', { class: 'hint' }, 'First to 500, nil ±100, normal tempo: you and three bots.'))),
+            h('small', { class: 'hint' }, 'First to 500, nil ±100, normal tempo: you and three bots.'),
+            h('a', { class: 'btn btn-plain', href: '#/tutorial', id: 'learn-to-play' }, 'Learn to play'),
+            h('small', { class: 'hint' }, 'a guided hand: bids, suits, trumps, nil and bags'))),
         nameError, quickError),
       h('div', { class: 'lobby-grid' },
         h('section', { class: 'panel tables-panel', 'aria-labelledby': 'tables-h' },
           h('div', { class: 'panel-head' }, h('h2', { id: 'tables-h' }, 'Tables'), refreshBtn),
-          listNote, list),
+          listNote, listKeys, list),
         h('div', { class: 'lobby-side' },
           h('section', { class: 'panel create-panel', 'aria-labelledby': 'create-h' },
             // The full options fold away: most players want the defaults.

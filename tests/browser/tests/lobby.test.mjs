@@ -1,8 +1,28 @@
-// The lobby's quick start: one click from the name to a match against bots.
+// The lobby's quick start: one click from the name to a match against bots;
+// and its keyboard use: the list of tables is one Tab stop, however long,
+// that the arrow keys move through.
 
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
-import { openPage, shot, tableIdOf, tableStatus } from '../lib/harness.mjs';
+import { assertAccessible } from '../lib/axe.mjs';
+import { createTableRest, openPage, shot, startStack, tableIdOf, tableStatus } from '../lib/harness.mjs';
+
+/** Tabs from the page's first focusable element (the skip link) to `selector`. */
+async function tabsFromTop(page, selector) {
+  await page.focus('.skip-link');
+  for (let n = 1; n <= 80; n++) {
+    await page.keyboard.press('Tab');
+    if (await page.evaluate((sel) => document.activeElement?.matches(sel), selector)) return n;
+  }
+  throw new Error(`${selector} not reached in 80 Tabs`);
+}
+
+/** The focused button of the table list: its table and which button. */
+const focusedInList = (page) => page.evaluate(() => {
+  const a = document.activeElement;
+  const row = a?.closest?.('#table-list .table-item');
+  return row ? { table: row.dataset.table, nav: a.dataset.nav, row: [...row.parentElement.children].indexOf(row) } : null;
+});
 
 export function lobbyTests(suite) {
   it('plays now against bots in one click, above the fold at 1366×768, with the full form folded', async () => {
@@ -50,6 +70,82 @@ export function lobbyTests(suite) {
       p.assertClean();
     } finally {
       await p.close();
+    }
+  });
+
+  it('lobby: the list of tables is one Tab stop, with 2 tables or 8; arrow keys move through it and Enter sits down', async () => {
+    const { browser } = suite;
+    // A server of its own: the list holds exactly the tables made here.
+    const stack = await startStack();
+    const p = await openPage(browser, stack.url, { viewport: { width: 1366, height: 768 } });
+    const { page } = p;
+    try {
+      for (let i = 1; i <= 2; i++) await createTableRest(stack.api, { name: `Keys ${i}`, options: {} });
+      await page.goto('/');
+      await page.waitForFunction(() => document.querySelectorAll('#table-list .table-item').length === 2);
+      const withTwo = await tabsFromTop(page, '#create-details > summary');
+
+      for (let i = 3; i <= 8; i++) await createTableRest(stack.api, { name: `Keys ${i}`, options: {} });
+      await page.reload();
+      await page.waitForFunction(() => document.querySelectorAll('#table-list .table-item').length === 8);
+      const withEight = await tabsFromTop(page, '#create-details > summary');
+      console.log(`lobby: ${withTwo} Tabs to the new-table form with 2 tables, ${withEight} with 8`);
+      assert.ok(withTwo <= 12, `the new-table form within 12 Tabs (${withTwo})`);
+      assert.equal(withEight, withTwo, 'more tables, no more Tabs');
+      assert.equal(await page.locator('#table-list button[tabindex="0"]').count(), 1, 'one Tab stop in the list');
+      assert.ok(await page.locator('#table-list button[tabindex="-1"]').count() >= 8 * 6 - 1, 'every other button of the list is out of the Tab order');
+      await assertAccessible(assert, page, 'the lobby with 8 tables');
+
+      // Into the list: the first table's Sit down.
+      await page.fill('#player-name', 'Kim');
+      await page.focus('#player-name');
+      for (let i = 0; i < 6 && !(await focusedInList(page)); i++) await page.keyboard.press('Tab');
+      assert.deepEqual(await focusedInList(page).then((f) => f && [f.row, f.nav]), [0, 'join'], 'Tab enters the list at the first table');
+      const rows = await page.$$eval('#table-list .table-item', (els) => els.map((e) => e.dataset.table));
+      const at = async (row, nav, what) => {
+        const f = await focusedInList(page);
+        assert.deepEqual(f && [f.row, f.nav], [row, nav], what);
+        assert.equal(await page.evaluate(() => document.activeElement.tabIndex), 0, `${what}: the focused button holds the Tab stop`);
+      };
+      await page.keyboard.press('ArrowDown');
+      await at(1, 'join', 'ArrowDown: the next table');
+      await page.keyboard.press('End');
+      await at(7, 'join', 'End: the last table');
+      await page.keyboard.press('ArrowDown');
+      await at(7, 'join', 'ArrowDown on the last table stays');
+      await page.keyboard.press('Home');
+      await at(0, 'join', 'Home: the first table');
+      await page.keyboard.press('ArrowRight');
+      await at(0, 'watch', 'ArrowRight: Watch');
+      await page.keyboard.press('ArrowDown');
+      await at(1, 'watch', 'ArrowDown from Watch: the next table\'s Watch');
+      await page.keyboard.press('ArrowLeft');
+      await page.keyboard.press('ArrowLeft');
+      await at(1, 'sit-west', 'ArrowLeft twice: Sit here at West');
+      await page.keyboard.press('ArrowUp');
+      await at(0, 'sit-west', 'ArrowUp: the table above, same seat');
+      await page.keyboard.press('ArrowRight');
+      await at(0, 'join', 'ArrowRight: Sit down');
+      await page.keyboard.press('ArrowDown');
+      await page.keyboard.press('ArrowDown');
+      await at(2, 'join', 'two tables down');
+      // Tab leaves the list at once; Shift+Tab comes back to the same button.
+      await page.keyboard.press('Tab');
+      assert.ok(await page.evaluate(() => document.activeElement.matches('#create-details > summary')), 'Tab leaves the list for the new-table form');
+      await page.keyboard.press('Shift+Tab');
+      await at(2, 'join', 'Shift+Tab comes back where it was');
+      await shot(page, 'lobby-keys.png');
+
+      // Enter sits down at that table.
+      await page.keyboard.press('Enter');
+      await page.waitForSelector('.table-screen .seat.me');
+      assert.equal(tableIdOf(page), rows[2], 'seated at the table chosen with the keys');
+      const st = await tableStatus(stack.api, rows[2]);
+      assert.ok(st.seats.some((x) => x.name === 'Kim'), 'Kim sits there');
+      p.assertClean();
+    } finally {
+      await p.close();
+      await stack.stop();
     }
   });
 }
