@@ -5,9 +5,7 @@
 use std::time::{Duration, Instant};
 
 use spades_engine::Seat;
-use spades_protocol::{
-    ClientMessage, MatchRecord, MatchSummary, SeatStatus, ServerMessage, TableOptions, TablePhase,
-};
+use spades_protocol::{ClientMessage, MatchSummary, SeatStatus, ServerMessage, TableOptions, TablePhase};
 
 use crate::helpers::*;
 
@@ -63,18 +61,6 @@ async fn matches(server: &TestServer) -> Vec<MatchSummary> {
     server.http.get(server.url("/api/v1/matches")).send().await.unwrap().json().await.unwrap()
 }
 
-async fn record(server: &TestServer, table: uuid::Uuid) -> MatchRecord {
-    server
-        .http
-        .get(server.url(&format!("/api/v1/matches/{table}")))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap()
-}
-
 /// "Play now" left on purpose: the match ends instead of being played out
 /// by bots. Listed as abandoned when the player made a move; not listed at
 /// all when nobody ever did.
@@ -102,7 +88,7 @@ async fn a_match_its_only_player_left_ends_at_once() {
         let status =
             server.http.get(server.url(&format!("/api/v1/tables/{}", created.table))).send().await.unwrap();
         assert_eq!(status.status(), 404);
-        let rec = record(&server, created.table).await;
+        let rec = server.record(created.table).await;
         assert!(rec.abandoned && !rec.finished && rec.result.is_none(), "{rec:?}");
         tables.push((created.table, played, rec.actions));
     }

@@ -4,7 +4,7 @@
 
 use spades_engine::{MatchEnd, Rules, Seat};
 use spades_protocol::{
-    ClientMessage, ErrorCode, MatchRecord, SeatKind, SeatStatus, ServerMessage, TableOptions, TablePhase,
+    ClientMessage, ErrorCode, SeatKind, SeatStatus, ServerMessage, TableOptions, TablePhase,
 };
 use uuid::Uuid;
 
@@ -192,15 +192,7 @@ async fn an_invited_friend_plays_on_the_seat_of_a_player_who_left() {
         dee.play_until(|v| v.phase == TablePhase::Finished)
     );
     assert_eq!((a.phase, d.phase), (TablePhase::Finished, TablePhase::Finished));
-    let rec: MatchRecord = server
-        .http
-        .get(server.url(&format!("/api/v1/matches/{table}")))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let rec = server.record(table).await;
     let south = rec.seats.iter().find(|s| s.seat == Seat::South).unwrap();
     assert_eq!(south.name, "Dee");
     let who: Vec<(&str, SeatKind, u16)> =

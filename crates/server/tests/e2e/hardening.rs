@@ -136,15 +136,7 @@ async fn moves_are_refused_while_storage_is_down_and_the_table_resumes_by_itself
     // Round to Ann again: the table waits for her, so it stands still.
     let v = ann.next_view_until(|v| v.game.as_ref().is_some_and(|g| g.turn == Some(seat))).await;
     // The log holds exactly the moves Ann has seen.
-    let record: spades_protocol::MatchRecord = server
-        .http
-        .get(server.url(&format!("/api/v1/matches/{table}")))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let record = server.record(table).await;
     let game = v.game.as_ref().unwrap();
     let bids = game.bids.0.iter().flatten().count();
     let played = 52 - game.cards_left.0.iter().map(|&n| usize::from(n)).sum::<usize>();

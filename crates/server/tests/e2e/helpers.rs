@@ -58,6 +58,13 @@ impl TestServer {
         resp.json().await.unwrap()
     }
 
+    /// The match record of `table` (`GET /api/v1/matches/{table}`).
+    pub async fn record(&self, table: Uuid) -> spades_protocol::MatchRecord {
+        let resp = self.http.get(self.url(&format!("/api/v1/matches/{table}"))).send().await.unwrap();
+        assert_eq!(resp.status(), 200);
+        resp.json().await.unwrap()
+    }
+
     pub async fn status(&self, table: Uuid) -> TableStatus {
         let resp = self.http.get(self.url(&format!("/api/v1/tables/{table}"))).send().await.unwrap();
         assert_eq!(resp.status(), 200);
