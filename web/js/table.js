@@ -1088,7 +1088,7 @@ export function mountTable(root, tableId, intent, { setTitle }) {
       if (v.you || owner) parts.push(inviteBox());
     } else if (g?.result) {
       parts.push(h('p', { class: 'center-title result-headline' }, resultHeadline(g.result, v.you)),
-        h('button', { type: 'button', class: 'btn btn-plain', onclick: () => showMatchOver() }, 'Result and score sheet'));
+        h('button', { type: 'button', class: 'btn btn-plain', id: 'btn-result', onclick: () => showMatchOver() }, 'Result and score sheet'));
       parts.push(...rematchControls(v));
     } else if (g && store.owner(tableId) && v.seats.some((x) => x.status === 'left')) {
       // The owner can hand a seat whose player left to a person.
