@@ -59,6 +59,15 @@ export function reconcile(container, items, key, create, update) {
   for (const el of container.children) {
     if (el.dataset.key != null) old.set(el.dataset.key, el);
   }
+  // The elements that go, first: the ones that stay are then already in
+  // place and are not moved (moving a focused element loses its focus).
+  const keep = new Set(items.map((item) => String(key(item))));
+  for (const [k, el] of old) {
+    if (!keep.has(k)) {
+      el.remove();
+      old.delete(k);
+    }
+  }
   let prev = null;
   for (const item of items) {
     const k = String(key(item));

@@ -90,9 +90,11 @@ async function verificationReport(table) {
     : `${failed} of ${report.checks.length} checks failed: these deals are not proven fair.`;
   return [
     h('p', { class: `verify-result ${report.passed ? 'verify-pass' : 'verify-fail'}`, id: 'verify-result', role: 'status' }, headline),
-    h('ul', { class: 'verify-checks' }, report.checks.map((c) =>
-      h('li', { class: c.passed ? 'pass' : 'fail', dataset: { check: c.name, passed: String(c.passed) } },
-        h('strong', {}, `${c.passed ? '✓' : '✗'} ${c.name}`), `: ${c.detail}`))),
+    // A scroll region of its own: focusable, so the keyboard can scroll it.
+    h('div', { class: 'verify-scroll', id: 'verify-scroll', role: 'region', tabindex: 0, 'aria-label': `The ${report.checks.length} checks` },
+      h('ul', { class: 'verify-checks' }, report.checks.map((c) =>
+        h('li', { class: c.passed ? 'pass' : 'fail', dataset: { check: c.name, passed: String(c.passed) } },
+          h('strong', {}, `${c.passed ? '✓' : '✗'} ${c.name}`), `: ${c.detail}`)))),
     h('p', { class: 'muted' }, 'The same checks: spades-verify with this match\'s record (see docs/fairness.md).'),
   ];
 }

@@ -87,7 +87,7 @@ export function scoreSheet(hands, seats, you, onHand) {
     : String(r.hand_number));
   return h('div', { class: 'sheet-wrap' },
     h('table', { class: 'sheet' },
-      h('caption', {}, `Bids are listed North then South, East then West; bags after the score.${onHand ? ' Choose a hand to see its whole scoring.' : ''}`),
+      h('caption', {}, `Bids are listed North then South, East then West; each team's bags are in brackets after its score.${onHand ? ' Choose a hand to see its whole scoring.' : ''}`),
       h('thead', {},
         h('tr', {}, h('th', { rowspan: 2, scope: 'col' }, 'Hand'),
           [0, 1].map((t) => h('th', { colspan: 4, scope: 'colgroup', class: t === myTeam ? 'mine' : '' }, TEAM_NAME[TEAMS[t]], h('br'), h('small', {}, names(t))))),

@@ -59,6 +59,7 @@ export function mountTable(root, tableId, intent, { setTitle }) {
     joinIntent: intent?.join || null,
     link: intent?.link || null,
     pendingCard: null,
+    handStop: null,
     pendingBid: false,
     bidChoice: null,
     linger: null,
@@ -123,7 +124,14 @@ export function mountTable(root, tableId, intent, { setTitle }) {
   const bidConfirm = h('button', { type: 'button', class: 'btn btn-primary bid-confirm', disabled: true, onclick: () => sendBid() }, 'Bid');
   const bidNote = h('p', { class: 'bid-note muted' });
   const bidPicker = h('div', { class: 'bid-picker', id: 'bid-picker', hidden: true }, bidGrid, h('div', { class: 'bid-row' }, bidNote, bidConfirm));
-  const handEl = h('div', { class: 'hand', id: 'hand', role: 'group', 'aria-label': 'Your hand' });
+  // One tab stop for the whole hand (a toolbar with a roving tabindex):
+  // the arrow keys move between the cards, Enter or Space plays one.
+  const handKeys = h('p', { class: 'sr-only', id: 'hand-keys' }, 'Arrow keys move between the cards; Enter plays the card.');
+  const handEl = h('div', { class: 'hand', id: 'hand', role: 'toolbar', 'aria-label': 'Your hand', 'aria-describedby': 'hand-keys' });
+  handEl.addEventListener('focusin', (e) => {
+    const card = e.target.closest?.('.card');
+    if (card && handEl.contains(card)) setHandStop(card.dataset.card);
+  });
   const watchNote = h('p', { class: 'watch-note', hidden: true });
 
   const offline = h('div', { class: 'offline-banner', id: 'offline-banner', role: 'alert', hidden: true });
@@ -140,7 +148,7 @@ export function mountTable(root, tableId, intent, { setTitle }) {
   const toolbar = h('nav', { class: 'toolbar', 'aria-label': 'Table' }, lastTrickBtn, sheetBtn, rulesBtn, chatBtn, alertsBtn, takeOverBtn, leaveBtn);
 
   const dock = h('section', { class: 'dock', 'aria-label': 'Your hand and actions' },
-    refusal, turnLine, bidPicker, handEl, watchNote);
+    refusal, turnLine, bidPicker, handKeys, handEl, watchNote);
   const chat = chatPanel({
     tableId,
     send: (text) => conn.request({ type: 'chat', text }),
@@ -342,26 +350,33 @@ export function mountTable(root, tableId, intent, { setTitle }) {
     if (chat.isOpen()) chat.toggle(false);
     alerts.turnStarted(bidding ? `${st.view.name}: your turn to bid.` : `${st.view.name}: your turn to play a card.`);
     // Focus goes to the hand or the bid picker, unless the player is busy
-    // elsewhere (a dialog, a text field).
+    // elsewhere (a dialog, a text field) or the autopilot plays the turn.
     const active = document.activeElement;
     const busy = document.querySelector('dialog[open]') || (active && /^(INPUT|TEXTAREA|SELECT)$/.test(active.tagName));
-    if (busy) return;
+    if (busy || mySeatInfo()?.status === 'autopilot') return;
     focusControls();
   }
 
-  /** Focuses the chosen (or first) bid, or the first playable card. */
+  /**
+   * Focuses the chosen (or first) bid, or a card of the hand: the one
+   * focused if it is playable, else the hand's tab stop if it is, else the
+   * first playable card.
+   */
   function focusControls() {
     if (legal().kind === 'bid' && !bidPicker.hidden) {
       const radio = bidGrid.querySelector('[aria-checked="true"]') || bidGrid.querySelector('[tabindex="0"]') || bidGrid.firstElementChild;
       radio?.focus();
       return true;
     }
-    const card = handEl.querySelector('.card.legal') || handEl.querySelector('.card');
-    if (card && !handEl.hidden) {
-      card.focus();
-      return true;
-    }
-    return false;
+    if (handEl.hidden) return false;
+    const active = handEl.contains(document.activeElement) ? document.activeElement : null;
+    const stop = handEl.querySelector('.card[tabindex="0"]:not(:disabled)');
+    const playable = (el) => el && el.classList.contains('legal') && !el.disabled;
+    const card = [active, stop].find(playable) || handEl.querySelector('.card.legal:not(:disabled)')
+      || active || stop || handEl.querySelector('.card:not(:disabled)');
+    if (!card) return false;
+    if (card !== document.activeElement) card.focus();
+    return true;
   }
 
   /** Focus must never fall to the page's body (a removed card, a closed picker). */
@@ -1073,7 +1088,7 @@ export function mountTable(root, tableId, intent, { setTitle }) {
       if (v.you || owner) parts.push(inviteBox());
     } else if (g?.result) {
       parts.push(h('p', { class: 'center-title result-headline' }, resultHeadline(g.result, v.you)),
-        h('button', { type: 'button', class: 'btn btn-plain', onclick: () => showMatchOver() }, 'Result and score sheet'));
+        h('button', { type: 'button', class: 'btn btn-plain', id: 'btn-result', onclick: () => showMatchOver() }, 'Result and score sheet'));
       parts.push(...rematchControls(v));
     } else if (g && store.owner(tableId) && v.seats.some((x) => x.status === 'left')) {
       // The owner can hand a seat whose player left to a person.
@@ -1253,17 +1268,26 @@ export function mountTable(root, tableId, intent, { setTitle }) {
     bidGrid.querySelector(`[data-bid="${next}"]`)?.focus();
   }
 
-  function arrowNav(e, container, selector) {
-    if (!['ArrowLeft', 'ArrowRight', 'Home', 'End'].includes(e.key)) return;
-    const items = [...container.querySelectorAll(selector)].filter((b) => !b.disabled);
+  /** The card that holds the hand's one tab stop. */
+  function setHandStop(card) {
+    st.handStop = card;
+    for (const btn of handEl.children) btn.tabIndex = btn.dataset.card === card ? 0 : -1;
+  }
+
+  /** Arrow keys, Home and End move the focus between the hand's cards. */
+  function handKey(e) {
+    if (e.altKey || e.ctrlKey || e.metaKey) return;
+    const step = { ArrowLeft: -1, ArrowUp: -1, ArrowRight: 1, ArrowDown: 1 }[e.key];
+    if (!step && e.key !== 'Home' && e.key !== 'End') return;
+    const items = [...handEl.querySelectorAll('.card')].filter((b) => !b.disabled);
     const i = items.indexOf(e.currentTarget);
     if (i < 0) return;
     let j = i;
-    if (e.key === 'ArrowLeft') j = Math.max(0, i - 1);
-    if (e.key === 'ArrowRight') j = Math.min(items.length - 1, i + 1);
+    if (step) j = Math.min(items.length - 1, Math.max(0, i + step));
     if (e.key === 'Home') j = 0;
     if (e.key === 'End') j = items.length - 1;
     e.preventDefault();
+    setHandStop(items[j].dataset.card);
     items[j].focus();
   }
 
@@ -1273,23 +1297,24 @@ export function mountTable(root, tableId, intent, { setTitle }) {
     const cards = g?.hand ? sortHand(g.hand) : [];
     const r = role();
     handEl.hidden = !(g && g.hand);
+    handKeys.hidden = handEl.hidden;
     watchNote.hidden = !(r !== 'seat' && v && v.phase !== 'lobby' && v.phase !== 'finished');
     if (!watchNote.hidden) setText(watchNote, r === 'left' ? 'You left this match: you are watching.' : 'You are watching: no cards are shown to spectators.');
     const l = legal();
     const playing = myTurn() && l.kind === 'play';
     const down = st.net.status !== 'open';
-    const hadFocus = handEl.contains(document.activeElement);
-    const focusIndex = hadFocus ? [...handEl.children].indexOf(document.activeElement) : -1;
+    const focused = handEl.contains(document.activeElement) ? document.activeElement : null;
+    const focusIndex = focused ? [...handEl.children].indexOf(focused) : -1;
     handEl.classList.toggle('my-turn', playing);
     handEl.style.setProperty('--n', String(Math.max(cards.length, 2)));
     reconcile(handEl, cards, (c) => c,
       (card) => {
         // The name is the button's own text (hidden from sight), so what a
         // screen reader says matches what the button holds.
-        const btn = h('button', { type: 'button', class: `card ${card[1] === 'H' || card[1] === 'D' ? 'red' : 'black'} suit-${card[1]}`, dataset: { card } },
+        const btn = h('button', { type: 'button', class: `card ${card[1] === 'H' || card[1] === 'D' ? 'red' : 'black'} suit-${card[1]}`, dataset: { card }, tabindex: -1 },
           cardFace(card), h('span', { class: 'sr-only card-name' }));
         btn.addEventListener('click', () => playCard(card, btn));
-        btn.addEventListener('keydown', (e) => arrowNav(e, handEl, '.card'));
+        btn.addEventListener('keydown', handKey);
         btn.addEventListener('animationend', () => btn.classList.remove('refused'));
         return btn;
       },
@@ -1299,9 +1324,21 @@ export function mountTable(root, tableId, intent, { setTitle }) {
         setText(btn.querySelector('.card-name'), `${cardName(card)}${ok ? ', playable' : playing ? ', cannot be played now' : ''}`);
         btn.disabled = down;
       });
-    if (hadFocus && !handEl.contains(document.activeElement) && handEl.children.length) {
-      handEl.children[Math.min(Math.max(focusIndex, 0), handEl.children.length - 1)].focus();
+    // The focused card keeps the focus; if it left the hand (played), its
+    // neighbour takes it.
+    if (focused && !handEl.contains(document.activeElement) && handEl.children.length) {
+      const same = focused.isConnected && handEl.contains(focused) ? focused : null;
+      (same || handEl.children[Math.min(Math.max(focusIndex, 0), handEl.children.length - 1)]).focus();
     }
+    // The tab stop: the focused card; else the one that had it while it is
+    // still in the hand (and playable, on the player's turn); else the
+    // first playable card, or the first card.
+    let stop = handEl.contains(document.activeElement) ? document.activeElement.dataset.card : st.handStop;
+    const playable = (c) => playing && l.cards.includes(c);
+    if (!cards.includes(stop) || (playing && !playable(stop) && !handEl.contains(document.activeElement))) {
+      stop = cards.find(playable) || (cards.includes(stop) ? stop : cards[0]) || null;
+    }
+    setHandStop(stop);
   }
 
   function renderRefusal() {

@@ -53,6 +53,9 @@ export async function startWebProxy(webDir, upstreamPort) {
       res.end(data);
     });
   });
+  // The WebSocket tunnels: each end goes with the other, and stop() ends
+  // those still open (the server's close waits for them otherwise).
+  const tunnels = new Set();
   srv.on('upgrade', (req, socket, head) => {
     const up = net.connect(upstreamPort, '127.0.0.1', () => {
       let s = `${req.method} ${req.url} HTTP/1.1\r\n`;
@@ -62,8 +65,17 @@ export async function startWebProxy(webDir, upstreamPort) {
       socket.pipe(up);
       up.pipe(socket);
     });
-    up.on('error', () => socket.destroy());
-    socket.on('error', () => up.destroy());
+    const tunnel = { socket, up };
+    tunnels.add(tunnel);
+    const drop = () => {
+      tunnels.delete(tunnel);
+      socket.destroy();
+      up.destroy();
+    };
+    for (const end of [socket, up]) {
+      end.on('error', drop);
+      end.on('close', drop);
+    }
   });
   const port = await freePort();
   await new Promise((r) => srv.listen(port, '127.0.0.1', r));
@@ -71,6 +83,10 @@ export async function startWebProxy(webDir, upstreamPort) {
     url: `http://127.0.0.1:${port}`,
     stop: () => new Promise((r) => {
       srv.closeAllConnections?.();
+      for (const t of [...tunnels]) {
+        t.socket.destroy();
+        t.up.destroy();
+      }
       srv.close(() => r());
     }),
   };

@@ -2,12 +2,14 @@
 // lobby, at the table while bidding and playing, and in the table's
 // dialogs; the bids are one radio group driven by the arrow keys; focus
 // goes to the bid picker or the hand when the turn starts and never falls
-// to the page's body.
+// to the page's body. The hand is one tab stop, a toolbar whose cards the
+// arrow keys move between; Enter plays the focused card, and the focus
+// stays on its card while new views are drawn.
 
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
 import { assertAccessible } from '../lib/axe.mjs';
-import { createFromLobby, fillBotsAndStart, openPage, waitTurnOrScoring } from '../lib/harness.mjs';
+import { bid, createFromLobby, fillBotsAndStart, handCards, openPage, waitTurnOrScoring } from '../lib/harness.mjs';
 
 const focused = (page) => page.evaluate(() => {
   const a = document.activeElement;
@@ -86,6 +88,107 @@ export function a11yTests(suite) {
       await page.waitForSelector('dialog#last-trick[open]');
       await assertAccessible(assert, page, 'the last trick', 'dialog#last-trick');
       await page.keyboard.press('Escape');
+      p.assertClean();
+    } finally {
+      await p.close();
+    }
+  });
+
+  it('makes the hand one tab stop: arrow keys move between the cards, Enter plays one, the focus survives new views', async () => {
+    const { browser, stack } = suite;
+    const p = await openPage(browser, stack.url, { viewport: { width: 1366, height: 768 } });
+    const { page } = p;
+    const activeId = () => page.evaluate(() => document.activeElement?.id || null);
+    const stops = () => page.$$eval('#hand .card', (els) => els.filter((e) => e.tabIndex === 0).map((e) => e.dataset.card));
+    try {
+      await createFromLobby(page, { player: 'Kit', table: 'Keys' });
+      await fillBotsAndStart(page);
+      await bid(page, 3);
+      assert.equal(await waitTurnOrScoring(page), 'turn');
+      await page.waitForFunction(() => document.activeElement?.closest?.('#hand'));
+      assert.equal(await page.getAttribute('#hand', 'role'), 'toolbar');
+      assert.equal(await page.getAttribute('#hand', 'aria-label'), 'Your hand');
+      const start = (await focused(page)).card;
+      assert.deepEqual(await stops(), [start], 'one tab stop, the focused card');
+
+      // Between the hand and the toolbar's Chat: a few presses, not a card each.
+      let presses = 0;
+      while ((await activeId()) !== 'btn-chat' && presses < 10) {
+        await page.keyboard.press('Shift+Tab');
+        presses += 1;
+      }
+      assert.equal(await activeId(), 'btn-chat');
+      assert.ok(presses <= 3, `${presses} Shift+Tabs from the hand to Chat`);
+      presses = 0;
+      while (!(await focused(page)).card && presses < 10) {
+        await page.keyboard.press('Tab');
+        presses += 1;
+      }
+      assert.ok(presses <= 3, `${presses} Tabs from Chat to the hand`);
+      assert.equal((await focused(page)).card, start, 'back on the card that had the focus');
+      await page.keyboard.press('Tab');
+      assert.equal((await focused(page)).card, null, 'one Tab leaves the hand');
+      await page.focus(`#hand .card[data-card="${start}"]`);
+
+      // The arrow keys, Home and End move the focus, and the tab stop with it.
+      const order = await handCards(page);
+      const at = async () => order.indexOf((await focused(page)).card);
+      const keys = [['Home', 0], ['ArrowRight', 1], ['ArrowDown', 2], ['ArrowUp', 1], ['ArrowLeft', 0], ['ArrowLeft', 0], ['End', order.length - 1]];
+      for (const [key, want] of keys) {
+        await page.keyboard.press(key);
+        assert.equal(await at(), want, `${key}: card ${want} of the hand`);
+      }
+      assert.deepEqual(await stops(), [order.at(-1)], 'the tab stop follows the focus');
+      // Every card is reachable; the ones that cannot be played say so.
+      const named = await page.$$eval('#hand .card', (els) => els.map((e) => [e.classList.contains('legal'), e.querySelector('.card-name').textContent]));
+      for (const [ok, name] of named) assert.match(name, ok ? /, playable$/ : /, cannot be played now$/);
+
+      // Enter plays the focused card: it is sent with its seq, and the trick shows it.
+      await page.evaluate(() => {
+        window.onTable = [];
+        const box = document.querySelector('.trick-area .trick-box');
+        new MutationObserver(() => {
+          for (const c of box.querySelectorAll('.slot-bottom .card')) window.onTable.push(c.dataset.card);
+        }).observe(box, { childList: true, subtree: true });
+      });
+      let checked = false;
+      for (let round = 0; round < 6 && !checked; round++) {
+        const legal = await page.$$eval('#hand .card.legal', (els) => els.map((e) => e.dataset.card));
+        const hand = await handCards(page);
+        const target = legal.at(-1);
+        await page.keyboard.press('Home');
+        for (let i = 0; i < hand.indexOf(target); i++) await page.keyboard.press('ArrowRight');
+        assert.equal((await focused(page)).card, target, 'the arrows reach the playable card');
+        const sentBefore = p.rec.sent.length;
+        await page.keyboard.press('Enter');
+        await page.waitForFunction((c) => window.onTable.includes(c), target, { timeout: 10000 });
+        const play = p.rec.sent.slice(sentBefore).find((m) => m.type === 'play');
+        assert.equal(play?.card, target, 'Enter sent the focused card');
+        assert.equal(typeof play.seq, 'number', 'with its seq');
+        await page.waitForSelector(`#hand .card[data-card="${target}"]`, { state: 'detached' });
+        const next = (await focused(page)).card;
+        assert.ok(next && next !== target, 'the focus went to a neighbour in the hand');
+
+        // The bots play: every change frame draws the table again, and the
+        // focus stays on its card until the turn comes back (then it goes
+        // to a playable card if that one cannot be played).
+        await page.evaluate(() => {
+          window.focusMoves = [];
+          const el = document.getElementById('hand');
+          document.addEventListener('focusout', (e) => window.focusMoves.push({ card: e.target.dataset?.card ?? null, myTurn: el.classList.contains('my-turn') }), true);
+        });
+        const viewsBefore = p.rec.views.length;
+        if ((await waitTurnOrScoring(page)) !== 'turn') break;
+        const moves = await page.evaluate(() => window.focusMoves);
+        assert.deepEqual(moves.filter((m) => !m.myTurn), [], `the focus left ${next} while the bots played`);
+        const f = await focused(page);
+        assert.ok(f.card, 'the focus is in the hand when the turn comes back');
+        if (moves.length === 0) assert.equal(f.card, next, 'still on the same card');
+        const botFrames = p.rec.views.slice(viewsBefore).filter((v) => v.view.last_action && v.view.last_action.seat !== v.view.you);
+        checked = botFrames.length > 0;
+      }
+      assert.ok(checked, 'a bot played while the focus was on a card');
+      await assertAccessible(assert, page, 'the table with the hand a toolbar');
       p.assertClean();
     } finally {
       await p.close();

@@ -1,7 +1,9 @@
 // History on a phone: every hand's scoring can be reopened from the score
-// sheet, the sheet and the match-over table fit the screen, and a finished
-// match replays trick by trick with all four hands, from the match-over
-// dialog and from the lobby's recent matches.
+// sheet, the sheet and the match-over table fit the screen and show every
+// column their caption speaks of, the deals' verification is accessible
+// there, and a finished match replays trick by trick with all four hands,
+// in one screen without scrolling, from the match-over dialog and from the
+// lobby's recent matches.
 
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
@@ -15,6 +17,56 @@ async function assertFitsWidth(page, selector, what) {
   const rights = await page.$$eval(selector, (els) => els.map((e) => e.getBoundingClientRect().right));
   assert.ok(rights.length > 0, `${what}: nothing matches ${selector}`);
   for (const r of rights) assert.ok(r <= PHONE.width + 0.5, `${what} runs off the right edge (${r} > ${PHONE.width})`);
+}
+
+/**
+ * The score sheet in `dialog` shows every column its caption names (and the
+ * bags, when it speaks of them) wholly inside the sheet and the phone's
+ * width; neither the sheet nor the page scrolls sideways.
+ */
+async function assertSheetAsCaptioned(page, dialog, what) {
+  const got = await page.$eval(`${dialog} .sheet-wrap`, (wrap) => {
+    const w = wrap.getBoundingClientRect();
+    const box = (el) => {
+      const r = el.getBoundingClientRect();
+      const cs = getComputedStyle(el);
+      return cs.display === 'none' || cs.visibility === 'hidden' || r.width === 0 ? null : { left: r.left, right: r.right };
+    };
+    return {
+      caption: wrap.querySelector('caption').textContent.toLowerCase(),
+      heads: [...wrap.querySelectorAll('thead tr:last-child th')].map((th) => ({ name: th.textContent.trim(), box: box(th) })),
+      bags: [...wrap.querySelectorAll('tbody .bag-count')].map(box),
+      wrap: { left: w.left, right: w.right, scroll: wrap.scrollWidth, client: wrap.clientWidth },
+      page: { scroll: document.documentElement.scrollWidth, inner: innerWidth },
+    };
+  });
+  const inside = (b) => b && b.left >= Math.max(0, got.wrap.left) - 0.5 && b.right <= Math.min(PHONE.width, got.wrap.right) + 0.5;
+  const named = got.heads.filter((hd) => new RegExp(`\\b${hd.name.toLowerCase()}\\b`).test(got.caption));
+  assert.ok(named.some((hd) => hd.name === 'Bids'), `${what}: the caption names the bids: ${got.caption}`);
+  for (const hd of named) assert.ok(inside(hd.box), `${what}: the ${hd.name} column the caption names is not in sight (${JSON.stringify(hd.box)})`);
+  if (/\bbags\b/.test(got.caption)) {
+    assert.ok(got.bags.length > 0 && got.bags.every(inside), `${what}: the caption speaks of bags the sheet does not show: ${JSON.stringify(got.bags)}`);
+  }
+  assert.ok(got.wrap.scroll <= got.wrap.client, `${what}: the sheet scrolls sideways (${got.wrap.scroll} > ${got.wrap.client})`);
+  assert.ok(got.page.scroll <= got.page.inner, `${what}: the page scrolls sideways`);
+}
+
+/** The replay in one screen: the controls and the whole table in sight, no page scroll. */
+async function assertReplayFits(page, what) {
+  const got = await page.evaluate(() => {
+    const bottom = (sel) => document.querySelector(sel).getBoundingClientRect().bottom;
+    return {
+      scroll: document.documentElement.scrollHeight,
+      inner: innerHeight,
+      scrollWidth: document.documentElement.scrollWidth,
+      felt: bottom('#replay .felt'),
+      next: bottom('#replay-next'),
+      where: bottom('#replay-where'),
+    };
+  });
+  assert.ok(got.scroll <= got.inner + 2, `${what}: the page scrolls (${got.scroll} > ${got.inner})`);
+  assert.ok(got.scrollWidth <= PHONE.width, `${what}: the page scrolls sideways`);
+  for (const k of ['felt', 'next', 'where']) assert.ok(got[k] <= got.inner, `${what}: ${k} ends below the screen (${got[k]})`);
 }
 
 export function historyTests(suite) {
@@ -46,6 +98,7 @@ export function historyTests(suite) {
       await dlg.locator('.sheet tbody tr').first().waitFor();
       await assertFitsWidth(page, 'dialog#match-over .sheet', 'the match-over table');
       await assertFitsWidth(page, 'dialog#match-over', 'the match-over dialog');
+      await assertSheetAsCaptioned(page, 'dialog#match-over', 'the match-over sheet');
       await assertAccessible(assert, page, 'the match-over dialog', 'dialog#match-over');
       await shot(page, 'match-over-phone.png');
 
@@ -65,6 +118,30 @@ export function historyTests(suite) {
       await detail.locator('.btn-icon').click();
       await detail.waitFor({ state: 'detached' });
 
+      // The deals' verification on the phone: the list of checks scrolls,
+      // and whatever scrolls is a labelled region the keyboard can reach.
+      await dlg.locator('[data-action="verify"]').click();
+      await page.waitForSelector('dialog#verify #verify-result', { timeout: 20000 });
+      const scrollers = await page.$$eval('dialog#verify *', (els) => els
+        .filter((e) => e.scrollHeight > e.clientHeight + 1 && /auto|scroll/.test(getComputedStyle(e).overflowY))
+        .map((e) => ({
+          checks: !!e.querySelector('.verify-checks li'),
+          tabindex: e.getAttribute('tabindex'),
+          role: e.getAttribute('role'),
+          label: e.getAttribute('aria-label') || e.getAttribute('aria-labelledby'),
+        })));
+      assert.ok(scrollers.some((x) => x.checks), 'the checks scroll on a phone');
+      for (const x of scrollers) {
+        assert.deepEqual([x.tabindex, x.role, !!x.label], ['0', 'region', true], `a scroll region the keyboard cannot reach: ${JSON.stringify(x)}`);
+      }
+      await assertAccessible(assert, page, 'the verification on a phone', 'dialog#verify');
+      await assertFitsWidth(page, 'dialog#verify', 'the verification');
+      await page.keyboard.press('Escape');
+      await page.waitForSelector('dialog#verify', { state: 'detached' });
+      // The match-over dialog again, from the table.
+      await page.click('#btn-result');
+      await dlg.locator('.sheet tbody tr').first().waitFor();
+
       // Replay from the match-over dialog.
       await dlg.locator('[data-action="replay"]').click();
       await page.waitForSelector('#replay .replay-seat .card');
@@ -72,6 +149,7 @@ export function historyTests(suite) {
       const handSizes = () => page.$$eval('.replay-seat', (els) => els.map((e) => e.querySelectorAll('.replay-hand .card').length));
       assert.deepEqual(await handSizes(), [13, 13, 13, 13], 'all four hands at the deal');
       assert.match(await page.textContent('#replay-where'), /^Hand 1: the deal and the bids/);
+      await assertReplayFits(page, 'the replay at the deal');
       await assertAccessible(assert, page, 'the replay');
       // Each seat's hand is what it played in the record.
       const dealt = await page.$$eval('.replay-seat', (els) => Object.fromEntries(els.map((e) => [e.dataset.seat, [...e.querySelectorAll('.replay-hand .card')].map((c) => c.dataset.card).sort()])));
@@ -84,10 +162,12 @@ export function historyTests(suite) {
       assert.deepEqual(trick, record.hands[0].plays.slice(0, 4).map((x) => x.card).sort(), 'the first trick');
       assert.match(await page.textContent('#replay-where'), /^Hand 1, trick 1 of 13: .+ led, .+ won\.$/);
       await assertFitsWidth(page, '#replay .felt', 'the replay');
+      await assertReplayFits(page, 'the replay after a trick');
       // To the end of the hand: its scoring.
       for (let i = 0; i < 12; i++) await page.click('#replay-next');
       await page.waitForSelector('#replay-scoring .scoring[data-hand="1"]');
       assert.deepEqual(await handSizes(), [0, 0, 0, 0]);
+      await assertReplayFits(page, 'the replay with the hand\'s scoring');
       await page.click('#replay-next');
       assert.match(await page.textContent('#replay-where'), /^Hand 2: the deal/);
       await shot(page, 'replay-phone.png');
