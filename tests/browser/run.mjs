@@ -24,6 +24,7 @@ import { assetTests } from './tests/assets.test.mjs';
 import { fairTests } from './tests/fair.test.mjs';
 import { friendTests } from './tests/friends.test.mjs';
 import { chatTests } from './tests/chat.test.mjs';
+import { defenceTests } from './tests/defences.test.mjs';
 import { historyTests } from './tests/history.test.mjs';
 import { layoutTests } from './tests/layout.test.mjs';
 import { lobbyTests } from './tests/lobby.test.mjs';
@@ -82,5 +83,6 @@ describe('Spades web client in Chromium', { timeout: 600_000 }, () => {
   stallTests(suite);
   friendTests(suite);
   looksTests(suite);
+  defenceTests(suite);
   tutorialTests(suite);
 });

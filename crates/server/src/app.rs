@@ -29,6 +29,7 @@ use tracing::{Instrument, info, warn};
 use crate::cluster::{self, Cluster};
 use crate::config::Config;
 use crate::error::AppError;
+use crate::headers::{Defences, defences};
 use crate::state::{AppState, Shared};
 use crate::storage::{Journal, StoreOptions};
 use crate::{openapi, rest, web, ws};
@@ -60,8 +61,8 @@ pub async fn open_journal(config: &Config) -> anyhow::Result<Journal> {
     Ok(journal)
 }
 
-/// The HTTP routes, with request ids, tracing and (when origins are
-/// configured) CORS.
+/// The HTTP routes, with request ids, tracing, the browser's defences
+/// (`headers.rs`) and (when origins are configured) CORS.
 pub fn router(state: AppState) -> Router {
     let cors = cors_layer(&state.config.server.allowed_origins);
     let request_id = HeaderName::from_static("x-request-id");
@@ -80,6 +81,7 @@ pub fn router(state: AppState) -> Router {
         .service(rest::routes().route("/openapi.json", get(openapi::json)).with_state(Arc::clone(&state)));
     // With a separate metrics address, /metrics is served there only.
     let metrics = state.config.server.metrics_bind.is_none();
+    let browser = Arc::new(Defences::new(&state.config));
     Router::new()
         .route("/ws", get(ws::upgrade))
         .nest_service("/api/v1", api)
@@ -95,6 +97,7 @@ pub fn router(state: AppState) -> Router {
                 .layer(SetRequestIdLayer::new(request_id.clone(), MakeRequestUuid))
                 .layer(trace)
                 .layer(PropagateRequestIdLayer::new(request_id))
+                .layer(middleware::from_fn_with_state(browser, defences))
                 .option_layer(cors),
         )
 }

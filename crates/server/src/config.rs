@@ -101,9 +101,10 @@ fn subject_safe(text: &str) -> bool {
 pub struct ServerConfig {
     /// Address and port to listen on.
     pub bind: SocketAddr,
-    /// Origins allowed to open WebSockets and to call the REST API from a
-    /// browser on another site (CORS). Empty: same-origin pages and
-    /// non-browser clients only.
+    /// Origins allowed to open WebSockets, to call the REST API from a
+    /// browser on another site (CORS) and to frame the pages (the policy's
+    /// `frame-ancestors`). Empty: same-origin pages and non-browser clients
+    /// only.
     /// From the environment: a comma-separated list.
     #[serde(deserialize_with = "list_or_commas")]
     pub allowed_origins: Vec<String>,
@@ -544,6 +545,12 @@ impl Config {
         for entry in &self.server.trusted_proxies {
             entry.parse::<Cidr>().map_err(|e| ConfigError(format!("server.trusted_proxies: {e}")))?;
         }
+        if let Some(bad) = self.server.allowed_origins.iter().find(|o| !is_origin(o)) {
+            return Err(ConfigError(format!(
+                "server.allowed_origins: {bad:?} is not an origin (scheme://host or scheme://host:port, \
+                 http or https, no path, as a browser sends it in Origin)"
+            )));
+        }
         self.validate_cluster()
     }
 
@@ -608,6 +615,18 @@ impl Config {
     }
 }
 
+/// True for an origin as a browser sends it: `http://` or `https://`, a
+/// host (a name, an IPv4 address or a bracketed IPv6 one) and an optional
+/// port; nothing else (it also goes into the Content-Security-Policy).
+fn is_origin(s: &str) -> bool {
+    let Some(rest) = s.strip_prefix("https://").or_else(|| s.strip_prefix("http://")) else {
+        return false;
+    };
+    !rest.is_empty()
+        && !rest.starts_with(':')
+        && rest.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | ':' | '[' | ']'))
+}
+
 #[cfg(test)]
 // figment's `Jail` closures return figment's own (large) error type.
 #[allow(clippy::result_large_err)]
@@ -666,6 +685,20 @@ mod tests {
             jail.create_file("bad.toml", "[storage]\ndatabase_url = \"mysql://x\"\n")?;
             let err = Config::load_from(Some(Path::new("bad.toml")), no_env()).unwrap_err().to_string();
             assert!(err.contains("database_url"), "{err}");
+            // An origin goes into the Content-Security-Policy: a path, a
+            // `;` or a space there would be another directive.
+            for bad in
+                ["https://a.example/", "https://a.example; script-src *", "a.example", "ftp://a", "https://"]
+            {
+                jail.create_file("bad.toml", &format!("[server]\nallowed_origins = [{bad:?}]\n"))?;
+                let err = Config::load_from(Some(Path::new("bad.toml")), no_env()).unwrap_err().to_string();
+                assert!(err.contains("allowed_origins"), "{bad}: {err}");
+            }
+            jail.create_file(
+                "ok.toml",
+                "[server]\nallowed_origins = [\"https://a.example\", \"http://[::1]:8080\"]\n",
+            )?;
+            assert!(Config::load_from(Some(Path::new("ok.toml")), no_env()).is_ok());
             assert!(Config::load_from(Some(Path::new("missing.toml")), no_env()).is_err());
             Ok(())
         });

@@ -7,6 +7,7 @@ mod clocks;
 mod cluster;
 mod connections;
 mod crash;
+mod defences;
 mod friends;
 mod hardening;
 mod helpers;
