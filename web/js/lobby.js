@@ -226,6 +226,16 @@ export function mountLobby(root, go) {
   // Finished matches, from the event log: they outlive a restart, unlike
   // the tables in memory.
   const recent = h('ul', { class: 'recent-list', id: 'recent-list' });
+  // When a match was played: the day (today, yesterday, or the date) and
+  // the time it began, in the browser's language.
+  const timeOf = new Intl.DateTimeFormat(undefined, { hour: 'numeric', minute: '2-digit' });
+  const dayOf = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium' });
+  function playedOn(ms) {
+    const at = new Date(ms);
+    const days = Math.round((new Date().setHours(0, 0, 0, 0) - new Date(ms).setHours(0, 0, 0, 0)) / 86_400_000);
+    const day = days === 0 ? 'Today' : days === 1 ? 'Yesterday' : dayOf.format(at);
+    return h('time', { class: 'muted small recent-when', datetime: at.toISOString() }, `${day}, ${timeOf.format(at)}`);
+  }
   const recentNote = h('p', { class: 'muted list-note' }, 'Loading…');
   let recentShown = null;
   async function refreshRecent() {
@@ -241,7 +251,8 @@ export function mountLobby(root, go) {
         return h('li', { class: 'recent-item', dataset: { table: m.table } },
           h('div', { class: 'recent-text' },
             h('span', { class: 'recent-name' }, m.name),
-            h('span', { class: 'muted small' }, `${players(0, 2)} ${num(ns)} – ${num(ew)} ${players(1, 3)} · ${m.hands_played} hand${m.hands_played === 1 ? '' : 's'}`)),
+            h('span', { class: 'muted small' }, `${players(0, 2)} ${num(ns)} – ${num(ew)} ${players(1, 3)} · ${m.hands_played} hand${m.hands_played === 1 ? '' : 's'}`),
+            playedOn(m.created_at)),
           h('a', { class: 'btn btn-plain btn-small btn-replay', href: `#/replay/${m.table}` }, 'Replay', h('span', { class: 'sr-only' }, ` ${m.name}`)));
       }));
       recentNote.textContent = matches.length ? '' : 'No finished match yet.';

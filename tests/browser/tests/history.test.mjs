@@ -177,6 +177,11 @@ export function historyTests(suite) {
       const item = page.locator(`#recent-list .recent-item[data-table="${id}"]`);
       await item.waitFor();
       assert.match(await item.textContent(), /History/);
+      // With the day and time it was played.
+      const when = item.locator('time.recent-when');
+      const at = Date.parse(await when.getAttribute('datetime'));
+      assert.ok(Math.abs(Date.now() - at) < 10 * 60_000, `played just now: ${await when.getAttribute('datetime')}`);
+      assert.match(await when.textContent(), /^Today, \d{1,2}:\d{2}/);
       await item.locator('.btn-replay').click();
       await page.waitForSelector('#replay .replay-seat .card');
       assert.match(page.url(), new RegExp(`#/replay/${id}$`));
