@@ -272,28 +272,7 @@ mod tests {
         ]);
         let seeds = FairSeeds::new(*table.as_bytes(), ServerSeed::from_bytes([4; 32]), clients);
         let rules = Rules { match_end: MatchEnd::Hands(5), ..Rules::default() };
-        let mut m = Match::fair(rules, seeds.clone());
-        let mut hands = Vec::new();
-        let mut plays = Vec::new();
-        while let Some(seat) = m.turn() {
-            let action = match m.legal_moves() {
-                Legal::Bid { .. } => Action::Bid(3),
-                Legal::Play { cards } => Action::Play(cards.first().unwrap()),
-                Legal::None => unreachable!(),
-            };
-            let before = m.results().len();
-            m.apply(seat, action).unwrap();
-            if let Action::Play(card) = action {
-                plays.push(PlayRecord { seat, card, source: ActionSource::Player, at: 0 });
-            }
-            if m.results().len() > before {
-                hands.push(HandRecord {
-                    result: m.results().last().unwrap().clone(),
-                    bid_sources: [ActionSource::Player; 4],
-                    plays: std::mem::take(&mut plays),
-                });
-            }
-        }
+        let (m, hands) = play_out(rules, seeds.clone());
         MatchRecord {
             abandoned: false,
             table,
@@ -336,18 +315,10 @@ mod tests {
         }
     }
 
-    fn failed(report: &Report) -> Vec<&str> {
-        report.checks.iter().filter(|c| !c.passed).map(|c| c.name.as_str()).collect()
-    }
-
-    /// The same match re-made with `clients` as its seeds (a self-consistent
-    /// record, as a dishonest server could make one).
-    fn remade(clients: BySeat<Option<ClientSeed>>) -> MatchRecord {
-        let mut r = record(1);
-        let table = r.table;
-        let seeds = FairSeeds::new(*table.as_bytes(), ServerSeed::from_bytes([4; 32]), clients);
-        let rules = r.options.rules;
-        let mut m = Match::fair(rules, seeds.clone());
+    /// A fair match under `seeds` played to its end (bid 3, lowest legal
+    /// card), with its hands as the record holds them.
+    fn play_out(rules: Rules, seeds: FairSeeds) -> (Match, Vec<HandRecord>) {
+        let mut m = Match::fair(rules, seeds);
         let mut hands = Vec::new();
         let mut plays = Vec::new();
         while let Some(seat) = m.turn() {
@@ -369,6 +340,21 @@ mod tests {
                 });
             }
         }
+        (m, hands)
+    }
+
+    fn failed(report: &Report) -> Vec<&str> {
+        report.checks.iter().filter(|c| !c.passed).map(|c| c.name.as_str()).collect()
+    }
+
+    /// The same match re-made with `clients` as its seeds (a self-consistent
+    /// record, as a dishonest server could make one).
+    fn remade(clients: BySeat<Option<ClientSeed>>) -> MatchRecord {
+        let mut r = record(1);
+        let table = r.table;
+        let seeds = FairSeeds::new(*table.as_bytes(), ServerSeed::from_bytes([4; 32]), clients);
+        let rules = r.options.rules;
+        let (m, hands) = play_out(rules, seeds.clone());
         r.hands = hands;
         r.result = m.result().copied();
         r.scores = m.scores().0;
