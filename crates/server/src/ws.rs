@@ -74,6 +74,13 @@ const CLOSE_WRITE_LIMIT: Duration = Duration::from_secs(2);
 /// Seconds a client over its open-connection cap is asked to wait.
 const OPEN_CAP_RETRY: Duration = Duration::from_secs(5);
 
+/// How often a join, resume or watch is asked again of a table that
+/// stopped (it moved to another node) before it could answer.
+const ATTACH_TRIES: u32 = 5;
+
+/// The pause before asking again: the table's next place is looked up anew.
+const ATTACH_RETRY: Duration = Duration::from_millis(200);
+
 /// `GET /ws`: upgrades to a WebSocket.
 pub async fn upgrade(
     ws: WebSocketUpgrade,
@@ -647,29 +654,44 @@ impl Connection {
                 error(req, ErrorCode::AlreadyAttached, "this connection is already at a table: open another");
             return self.reply(socket, &err).await;
         }
-        let Some(handle) = self.state.tables.lookup(table).await else {
-            return self.reply(socket, &error(req, ErrorCode::TableNotFound, "no such table")).await;
-        };
-        let (tx, rx) = oneshot::channel();
-        let cmd = TableCommand::Attach {
-            conn: self.id,
-            outbox: self.outbox.clone(),
-            how,
-            req,
-            quiet: false,
-            reply: tx,
-        };
-        match self.to_table(&handle, cmd).await {
-            None => {}
-            Some(Flow::Close(CLOSE_TABLE_CLOSED, _)) => {
+        // A table (or relay) that stops with the request in its queue drops
+        // it unanswered: it is asked again where the table runs now.
+        let mut tries = 0;
+        let (handle, answer) = loop {
+            tries += 1;
+            let Some(handle) = self.state.tables.lookup(table).await else {
                 return self.reply(socket, &error(req, ErrorCode::TableNotFound, "no such table")).await;
+            };
+            let (tx, rx) = oneshot::channel();
+            let cmd = TableCommand::Attach {
+                conn: self.id,
+                outbox: self.outbox.clone(),
+                how: how.clone(),
+                req,
+                quiet: false,
+                reply: tx,
+            };
+            match self.to_table(&handle, cmd).await {
+                None => {}
+                Some(Flow::Close(CLOSE_TABLE_CLOSED, _)) if handle.stopped() && tries < ATTACH_TRIES => {
+                    tokio::time::sleep(ATTACH_RETRY).await;
+                    continue;
+                }
+                Some(Flow::Close(CLOSE_TABLE_CLOSED, _)) => {
+                    return self.reply(socket, &error(req, ErrorCode::TableNotFound, "no such table")).await;
+                }
+                Some(flow) => return flow,
             }
-            Some(flow) => return flow,
-        }
-        let shutdown = self.state.shutdown.clone();
-        let answer = tokio::select! {
-            answer = rx => answer,
-            () = shutdown.cancelled() => return Flow::going_away(),
+            let shutdown = self.state.shutdown.clone();
+            let answer = tokio::select! {
+                answer = rx => answer,
+                () = shutdown.cancelled() => return Flow::going_away(),
+            };
+            if answer.is_err() && !self.state.shutdown.is_cancelled() && tries < ATTACH_TRIES {
+                tokio::time::sleep(ATTACH_RETRY).await;
+                continue;
+            }
+            break (handle, answer);
         };
         match answer {
             Ok(Some(attached)) => {

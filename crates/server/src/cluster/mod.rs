@@ -231,14 +231,24 @@ impl Cluster {
     }
 
     async fn request(&self, node: &str, req: &Request) -> Result<Reply, String> {
+        self.request_within(node, req, REQUEST_TIMEOUT).await
+    }
+
+    /// How long a relay waits for an owner to answer an attach: half a
+    /// lease (from half a second to [`REQUEST_TIMEOUT`]). An owner that
+    /// was paused still holds its subscription and never answers; the
+    /// relay asks again, of whoever owns the table by then, instead of
+    /// holding every connection it carries for the whole timeout.
+    fn attach_wait(&self) -> Duration {
+        Duration::from_millis(self.lease_ms / 2).clamp(Duration::from_millis(500), REQUEST_TIMEOUT)
+    }
+
+    async fn request_within(&self, node: &str, req: &Request, wait: Duration) -> Result<Reply, String> {
         let payload = wire::encode(req);
-        let msg = tokio::time::timeout(
-            REQUEST_TIMEOUT,
-            self.nats.request(self.subjects.requests(node), payload.into()),
-        )
-        .await
-        .map_err(|_| format!("node {node} did not answer"))?
-        .map_err(|e| format!("node {node}: {e}"))?;
+        let msg = tokio::time::timeout(wait, self.nats.request(self.subjects.requests(node), payload.into()))
+            .await
+            .map_err(|_| format!("node {node} did not answer"))?
+            .map_err(|e| format!("node {node}: {e}"))?;
         wire::decode(&msg.payload).map_err(|e| e.to_string())
     }
 }

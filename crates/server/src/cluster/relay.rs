@@ -28,7 +28,7 @@ use super::Cluster;
 use super::wire::{self, FrameKind, Reply, Request, WireAct, WireAttach};
 use crate::hosting::Hosting;
 use crate::storage::Owner;
-use crate::table::{Attach, Attached, ConnId, Outbox, TableCommand, TableHandle};
+use crate::table::{Act, Attach, Attached, ConnId, Outbox, TableCommand, TableHandle};
 
 /// How long a relay waits for a table without a live owner to get one.
 const MOVE_WAIT: Duration = Duration::from_secs(20);
@@ -149,6 +149,8 @@ pub(super) async fn relay_for(
                 events_tx,
                 target: None,
                 conns: HashMap::new(),
+                held: Vec::new(),
+                noticed: HashSet::new(),
                 stop,
                 idle_since: Some(Instant::now()),
             };
@@ -168,6 +170,13 @@ struct Relay {
     events_tx: mpsc::UnboundedSender<Event>,
     target: Option<Target>,
     conns: HashMap<ConnId, Carried>,
+    /// Commands of carried connections that came while the table had no
+    /// owner to take them (it stopped here, or was between owners): sent to
+    /// the next owner once the connections are attached there.
+    held: Vec<(ConnId, Option<u32>, Act)>,
+    /// Connections whose old owner said it stopped, before the move that
+    /// notice started: their answers are not waited for.
+    noticed: HashSet<ConnId>,
     stop: CancellationToken,
     idle_since: Option<Instant>,
 }
@@ -215,9 +224,15 @@ impl Relay {
                     let _ = self.events_tx.send(Event::Behind);
                 }
             }
+            // A connection not attached where the relay sends now (it is
+            // being moved there) would not be heard: its command waits.
+            TableCommand::Act { conn, req, act, .. } if self.unattached(conn) => self.hold(conn, req, act),
             TableCommand::Act { conn, req, act, resent } => match &self.target {
-                Some(Target::Local(h)) => {
-                    let _ = h.send(TableCommand::Act { conn, req, act, resent }).await;
+                Some(Target::Local(h)) if h.runs() => {
+                    let held = act.clone();
+                    if h.send(TableCommand::Act { conn, req, act, resent }).await.is_err() {
+                        self.hold(conn, req, held);
+                    }
                 }
                 Some(Target::Remote { node, .. }) => {
                     let act = WireAct::from(act);
@@ -236,11 +251,9 @@ impl Relay {
                     };
                     self.publish(node, &msg).await;
                 }
-                None => {
-                    if let Some(c) = self.conns.get(&conn) {
-                        let _ = c.outbox.try_send(moving_error(req));
-                    }
-                }
+                // The table stopped here, or has no owner yet: the command
+                // waits for the next owner, which answers it.
+                Some(Target::Local(_)) | None => self.hold(conn, req, act),
             },
             TableCommand::Detach { conn } => {
                 self.conns.remove(&conn);
@@ -268,11 +281,56 @@ impl Relay {
         }
     }
 
+    /// True when `conn` is carried here but not attached to the owner the
+    /// relay sends to now.
+    fn unattached(&self, conn: ConnId) -> bool {
+        let Some(now) = self.mark() else { return false };
+        self.conns.get(&conn).is_some_and(|c| c.at.as_ref() != Some(&now))
+    }
+
+    /// Takes a notice that `conn` is not attached to the owner of epoch
+    /// `from`: true (and the connection marked unattached) unless it is
+    /// attached to a later owner already.
+    fn lost_at(&mut self, conn: ConnId, from: u64) -> bool {
+        match self.conns.get_mut(&conn) {
+            Some(c) if c.at.as_ref().is_none_or(|(_, epoch)| *epoch <= from) => {
+                c.at = None;
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// Keeps a carried connection's command for the table's next owner and
+    /// has the relay look for it.
+    fn hold(&mut self, conn: ConnId, req: Option<u32>, act: Act) {
+        if self.conns.contains_key(&conn) {
+            self.held.push((conn, req, act));
+            let _ = self.events_tx.send(Event::Behind);
+        }
+    }
+
+    /// Sends the held commands of the connections still carried to where
+    /// the table runs now (each once: held again if it moved meanwhile).
+    async fn send_held(&mut self) {
+        for (conn, req, act) in std::mem::take(&mut self.held) {
+            if self.conns.contains_key(&conn) {
+                self.command(TableCommand::Act { conn, req, act, resent: true }).await;
+            }
+        }
+    }
+
     async fn detach_at_target(&self, conn: ConnId) {
         match &self.target {
-            Some(Target::Local(h)) => {
-                let _ = h.send(TableCommand::Detach { conn }).await;
+            // A full queue must not hold the relay (and its other
+            // connections) waiting.
+            Some(Target::Local(h)) if !h.try_send(TableCommand::Detach { conn }) => {
+                let h = h.clone();
+                tokio::spawn(async move {
+                    let _ = h.send(TableCommand::Detach { conn }).await;
+                });
             }
+            Some(Target::Local(_)) => {}
             Some(Target::Remote { node, .. }) => {
                 let msg = Request::Detach { table: self.table, origin: self.cluster.origin.clone(), conn };
                 self.publish(node, &msg).await;
@@ -319,24 +377,33 @@ impl Relay {
                     _ => self.move_all().await,
                 }
             }
-            Event::Moved { epoch: from, .. } => {
-                // Every connection's forwarder says so: move once. A notice
-                // from an owner older than the current target is stale.
+            Event::Moved { conn, epoch: from } => {
+                // The table stopped there (every connection's forwarder says
+                // so: move once), or the owner does not have this
+                // connection (it let go of a process it thought gone, or
+                // never got the attach): the connection attaches again,
+                // even to the same owner. A notice from an owner older than
+                // the connection's is stale.
                 let current = match &self.target {
                     Some(Target::Remote { epoch, .. }) => Some(*epoch),
-                    Some(Target::Local(h)) if !h.is_closed() && !h.stopped() => {
-                        self.cluster.epoch_of(self.table)
-                    }
+                    Some(Target::Local(h)) if h.runs() => self.cluster.epoch_of(self.table),
                     _ => None,
                 };
-                if !self.conns.is_empty() && current.is_none_or(|e| e <= from) {
-                    self.target = None;
+                let lost = self.lost_at(conn, from);
+                let moved = current.is_none_or(|e| e <= from);
+                if !self.conns.is_empty() && (moved || lost) {
+                    if moved {
+                        self.target = None;
+                    }
+                    self.noticed.insert(conn);
                     self.move_all().await;
                 }
             }
             Event::Behind => {
                 if self.behind() {
                     self.move_all().await;
+                } else {
+                    self.send_held().await;
                 }
             }
             Event::TooSlow(conn) => {
@@ -352,7 +419,7 @@ impl Relay {
     fn mark(&self) -> Option<Mark> {
         match &self.target {
             Some(Target::Remote { node, epoch }) => Some((Some(node.clone()), *epoch)),
-            Some(Target::Local(h)) if !h.is_closed() => Some((None, self.cluster.epoch_of(self.table)?)),
+            Some(Target::Local(h)) if h.runs() => Some((None, self.cluster.epoch_of(self.table)?)),
             _ => None,
         }
     }
@@ -369,7 +436,7 @@ impl Relay {
             Some(Target::Remote { node, epoch }) => {
                 owner.live && owner.node.as_deref() == Some(node.as_str()) && owner.epoch == *epoch
             }
-            Some(Target::Local(h)) => !h.is_closed(),
+            Some(Target::Local(h)) => h.runs(),
             None => false,
         }
     }
@@ -380,6 +447,7 @@ impl Relay {
         let Some(target) = self.resolve(MOVE_WAIT).await else {
             warn!(table_id = %self.table, "the table has no owner: its relayed connections are let go");
             self.target = None;
+            self.held.clear();
             for (conn, _) in self.conns.drain() {
                 self.cluster.links.remove(&conn);
             }
@@ -421,6 +489,13 @@ impl Relay {
                 self.cluster.links.remove(&conn);
             }
         }
+        // What came while the table had no owner goes to it now.
+        self.send_held().await;
+        // The owner changed again while the connections attached: the ones
+        // left behind follow.
+        if self.behind() {
+            let _ = self.events_tx.send(Event::Behind);
+        }
     }
 
     /// Before moves that were never answered go to the table's next owner,
@@ -436,7 +511,8 @@ impl Relay {
                 .iter()
                 .any(|(id, c)| !noticed.contains(id) && c.pending.lock().is_ok_and(|p| !p.is_empty()))
         };
-        let mut noticed = HashSet::new();
+        // The notice that started the move counts too.
+        let mut noticed = std::mem::take(&mut self.noticed);
         if !waiting(self, &noticed) {
             return;
         }
@@ -444,7 +520,8 @@ impl Relay {
         let mut later = Vec::new();
         while waiting(self, &noticed) {
             match tokio::time::timeout_at(deadline, self.events.recv()).await {
-                Ok(Some(Event::Moved { conn, .. })) => {
+                Ok(Some(Event::Moved { conn, epoch })) => {
+                    self.lost_at(conn, epoch);
                     noticed.insert(conn);
                 }
                 Ok(Some(event)) => {
@@ -467,7 +544,7 @@ impl Relay {
         let deadline = Instant::now() + wait;
         loop {
             if let Some(h) = self.hosting.get(&self.table)
-                && !h.is_closed()
+                && h.runs()
             {
                 return Some(Target::Local(h));
             }
@@ -502,8 +579,7 @@ impl Relay {
     ) -> Option<Attached> {
         let deadline = Instant::now() + MOVE_WAIT;
         while Instant::now() < deadline && !self.hosting.shutdown().is_cancelled() {
-            let target = match self.target.clone().filter(|t| !matches!(t, Target::Local(h) if h.is_closed()))
-            {
+            let target = match self.target.clone().filter(|t| !matches!(t, Target::Local(h) if !h.runs())) {
                 Some(t) => t,
                 None => {
                     let t = self.resolve(deadline.saturating_duration_since(Instant::now())).await?;
@@ -549,7 +625,7 @@ impl Relay {
                         req,
                         quiet,
                     };
-                    match self.cluster.request(&node, &msg).await {
+                    match self.cluster.request_within(&node, &msg, self.cluster.attach_wait()).await {
                         Ok(Reply::Attached { role, again, epoch }) => {
                             if let Some(mut l) = self.cluster.links.get_mut(&conn) {
                                 l.epoch = l.epoch.max(epoch);

@@ -41,6 +41,11 @@ impl TableHandle {
         self.stop.is_cancelled()
     }
 
+    /// True while the table takes commands: neither told to stop nor ended.
+    pub fn runs(&self) -> bool {
+        !self.stopped() && !self.is_closed()
+    }
+
     /// Stops the table's task (it finishes the command in hand first).
     pub fn stop(&self) {
         self.stop.cancel();

@@ -131,6 +131,20 @@ impl Client {
         req
     }
 
+    /// Sends a message with a fresh request id, as [`Client::send`]; on a
+    /// connection that can no longer be written to, marks it ended and
+    /// returns `None`.
+    pub async fn send_if_open(&mut self, msg: ClientMessage) -> Option<u32> {
+        let req = self.next_req;
+        self.next_req += 1;
+        let text = serde_json::to_string(&ClientFrame { req: Some(req), msg }).unwrap();
+        if self.ws.send(Message::text(text)).await.is_err() {
+            self.ended = true;
+            return None;
+        }
+        Some(req)
+    }
+
     /// The next server message (views are recorded as they pass).
     pub async fn recv(&mut self) -> ServerMessage {
         self.try_recv(WAIT)

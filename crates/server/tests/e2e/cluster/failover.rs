@@ -25,7 +25,7 @@ const FAILOVER: Duration = Duration::from_millis(LEASE_MS + 5000);
 
 /// Nodes whose turn clocks and graces outlast the test: a table only moves
 /// when a person moves.
-async fn env_with_long_clocks() -> Option<Env> {
+pub(super) async fn env_with_long_clocks() -> Option<Env> {
     let mut env = Env::new().await?;
     env.extra = vec![("SPADES_TABLES__TEST_TEMPO_MS", "600000"), ("SPADES_TABLES__GRACE_SECS", "600")];
     Some(env)
@@ -67,7 +67,7 @@ async fn finished_match(addr: SocketAddr) -> Uuid {
 /// A match of four people, created through `addr`, started and left
 /// idle (nobody is on the clock long enough to lose a turn); the seat
 /// tokens.
-async fn idle_match(addr: SocketAddr) -> (Uuid, Vec<String>) {
+pub(super) async fn idle_match(addr: SocketAddr) -> (Uuid, Vec<String>) {
     let created = create(addr, TableOptions::default()).await;
     let mut tokens = Vec::new();
     let mut first = None;
@@ -84,7 +84,7 @@ async fn idle_match(addr: SocketAddr) -> (Uuid, Vec<String>) {
 
 /// Through `addr`, the seat on turn at `table` plays a move and has it
 /// acknowledged; false when that cannot be done now.
-async fn a_move_is_taken(addr: SocketAddr, table: Uuid, tokens: &[String]) -> bool {
+pub(super) async fn a_move_is_taken(addr: SocketAddr, table: Uuid, tokens: &[String]) -> bool {
     let Ok(resp) = http().get(format!("http://{addr}/api/v1/tables/{table}")).send().await else {
         return false;
     };

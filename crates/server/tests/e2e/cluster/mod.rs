@@ -24,6 +24,7 @@ use uuid::Uuid;
 use crate::helpers::{Client, assert_no_leaks, simple_move};
 
 mod failover;
+mod moved;
 mod partition;
 
 /// An HTTP client whose requests give up after 20 s (a test must fail, not
@@ -104,13 +105,16 @@ impl Node {
     /// network namespace `netns` when given.
     fn command(env: &Env, id: &str, addr: SocketAddr, netns: Option<&str>) -> Command {
         let config = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../config/default.toml");
+        // Another build of the server (a release build) when given.
+        let bin = std::env::var("SPADES_TEST_SERVER_BIN")
+            .unwrap_or_else(|_| env!("CARGO_BIN_EXE_spades-server").to_owned());
         let mut cmd = match netns {
             Some(ns) => {
                 let mut c = Command::new("ip");
-                c.args(["netns", "exec", ns, env!("CARGO_BIN_EXE_spades-server")]);
+                c.args(["netns", "exec", ns, &bin]);
                 c
             }
-            None => Command::new(env!("CARGO_BIN_EXE_spades-server")),
+            None => Command::new(&bin),
         };
         cmd.arg("--config")
             .arg(config)
