@@ -39,6 +39,17 @@ pub(super) async fn start(hosting: Arc<Hosting>, cluster: Arc<Cluster>) -> tokio
             }
         });
     }
+    if let Ok(mut claimed) = cluster.nats.subscribe(cluster.subjects.claimed()).await {
+        let c = Arc::clone(&cluster);
+        tokio::spawn(async move {
+            while let Some(msg) = claimed.next().await {
+                match super::wire::decode::<super::wire::Claimed>(&msg.payload) {
+                    Ok(notice) => c.claimed_elsewhere(&notice),
+                    Err(e) => warn!(error = %e, "a claim notice from another node was not read"),
+                }
+            }
+        });
+    }
     let mut last_renewed = Instant::now();
     if !hosting.shutdown().is_cancelled() {
         round(&hosting, &cluster, &mut last_renewed, true).await;
@@ -197,6 +208,15 @@ async fn claim(hosting: &Hosting, cluster: &Arc<Cluster>, first: bool) {
             } else {
                 info!(table_id = %c.table, epoch = c.epoch, "claimed a table");
                 crate::metrics::table_claimed();
+                // Every node's relay of the table (this one's too) attaches
+                // its connections here now.
+                let notice =
+                    super::wire::Claimed { node: cluster.node.to_string(), table: c.table, epoch: c.epoch };
+                if let Err(e) =
+                    cluster.nats.publish(cluster.subjects.claimed(), super::wire::encode(&notice).into()).await
+                {
+                    warn!(error = %e, "could not announce a claimed table");
+                }
             }
         })
         .await;

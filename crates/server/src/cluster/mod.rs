@@ -225,6 +225,19 @@ impl Cluster {
         Ok(held)
     }
 
+    /// Another node (or this one) runs a table it claimed: the relay of
+    /// that table here, if any, moves its connections there now.
+    fn claimed_elsewhere(&self, notice: &wire::Claimed) {
+        if let Some(r) = self.relays.get(&notice.table) {
+            r.owner(crate::storage::Owner {
+                node: Some(notice.node.clone()),
+                epoch: notice.epoch,
+                live: true,
+                done: false,
+            });
+        }
+    }
+
     /// This node's id and its lease's epoch of `table`, if it owns it.
     pub fn owner_of(&self, table: Uuid) -> Option<TableOwner> {
         Some(TableOwner { node: self.node.to_string(), epoch: self.epoch_of(table)? })

@@ -11,7 +11,10 @@
 //!   process of a node relays;
 //! - `p.lobby`: every node but the asking one answers with its tables' lobby
 //!   lines (the question is the asking node's id);
-//! - `p.moved`: a node handed tables over (a drain): claim them now.
+//! - `p.moved`: a node handed tables over (a drain): claim them now;
+//! - `p.claimed`: a node runs a table it claimed ([`Claimed`]): the relays
+//!   of that table on every node attach their connections to it now,
+//!   rather than at their next lease round.
 //!
 //! These messages carry seat and owner tokens between nodes: NATS must be
 //! reachable by the cluster's nodes only (docs/cluster.md).
@@ -57,6 +60,20 @@ impl Subjects {
     pub fn moved(&self) -> String {
         format!("{}.moved", self.prefix)
     }
+
+    /// A claimed table runs on its new owner.
+    pub fn claimed(&self) -> String {
+        format!("{}.claimed", self.prefix)
+    }
+}
+
+/// A node runs a table it claimed, under this epoch. Only a hint: a relay
+/// that hears it reads the lease row before it moves anything.
+#[derive(Serialize, Deserialize, Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Claimed {
+    pub node: String,
+    pub table: Uuid,
+    pub epoch: u64,
 }
 
 /// How to attach, on the wire.
@@ -401,6 +418,13 @@ mod tests {
         assert!(matches!(read_frame_message(&bad), Err(WireError::Version(99))));
         bad[0] = 5;
         assert!(read_frame_message(&bad).is_err());
+    }
+
+    #[test]
+    fn claim_notices_round_trip() {
+        let c = Claimed { node: "n2".into(), table: Uuid::nil(), epoch: 7 };
+        assert_eq!(decode::<Claimed>(&encode(&c)).unwrap(), c);
+        assert!(decode::<Claimed>(b"{\"v\":1,\"msg\":{\"node\":\"n2\"}}").is_err());
     }
 
     #[test]
