@@ -212,8 +212,10 @@ async fn claim(hosting: &Hosting, cluster: &Arc<Cluster>, first: bool) {
                 // its connections here now.
                 let notice =
                     super::wire::Claimed { node: cluster.node.to_string(), table: c.table, epoch: c.epoch };
-                if let Err(e) =
-                    cluster.nats.publish(cluster.subjects.claimed(), super::wire::encode(&notice).into()).await
+                if let Err(e) = cluster
+                    .nats
+                    .publish(cluster.subjects.claimed(), super::wire::encode(&notice).into())
+                    .await
                 {
                     warn!(error = %e, "could not announce a claimed table");
                 }
