@@ -173,7 +173,7 @@ struct Relay {
     /// Commands of carried connections that came while the table had no
     /// owner to take them (it stopped here, or was between owners): sent to
     /// the next owner once the connections are attached there.
-    held: Vec<(ConnId, Option<u32>, Act)>,
+    held: Vec<(ConnId, Option<u32>, Act, bool)>,
     /// Connections whose old owner said it stopped, before the move that
     /// notice started: their answers are not waited for.
     noticed: HashSet<ConnId>,
@@ -226,12 +226,14 @@ impl Relay {
             }
             // A connection not attached where the relay sends now (it is
             // being moved there) would not be heard: its command waits.
-            TableCommand::Act { conn, req, act, .. } if self.unattached(conn) => self.hold(conn, req, act),
+            TableCommand::Act { conn, req, act, resent } if self.unattached(conn) => {
+                self.hold(conn, req, act, resent);
+            }
             TableCommand::Act { conn, req, act, resent } => match &self.target {
                 Some(Target::Local(h)) if h.runs() => {
                     let held = act.clone();
                     if h.send(TableCommand::Act { conn, req, act, resent }).await.is_err() {
-                        self.hold(conn, req, held);
+                        self.hold(conn, req, held, resent);
                     }
                 }
                 Some(Target::Remote { node, .. }) => {
@@ -253,7 +255,7 @@ impl Relay {
                 }
                 // The table stopped here, or has no owner yet: the command
                 // waits for the next owner, which answers it.
-                Some(Target::Local(_)) | None => self.hold(conn, req, act),
+                Some(Target::Local(_)) | None => self.hold(conn, req, act, resent),
             },
             TableCommand::Detach { conn } => {
                 self.conns.remove(&conn);
@@ -303,9 +305,10 @@ impl Relay {
 
     /// Keeps a carried connection's command for the table's next owner and
     /// has the relay look for it.
-    fn hold(&mut self, conn: ConnId, req: Option<u32>, act: Act) {
+    /// (`resent`: it may have reached an earlier owner already.)
+    fn hold(&mut self, conn: ConnId, req: Option<u32>, act: Act, resent: bool) {
         if self.conns.contains_key(&conn) {
-            self.held.push((conn, req, act));
+            self.held.push((conn, req, act, resent));
             let _ = self.events_tx.send(Event::Behind);
         }
     }
@@ -313,9 +316,9 @@ impl Relay {
     /// Sends the held commands of the connections still carried to where
     /// the table runs now (each once: held again if it moved meanwhile).
     async fn send_held(&mut self) {
-        for (conn, req, act) in std::mem::take(&mut self.held) {
+        for (conn, req, act, resent) in std::mem::take(&mut self.held) {
             if self.conns.contains_key(&conn) {
-                self.command(TableCommand::Act { conn, req, act, resent: true }).await;
+                self.command(TableCommand::Act { conn, req, act, resent }).await;
             }
         }
     }
