@@ -68,7 +68,13 @@ async fn finished_match(addr: SocketAddr) -> Uuid {
 /// idle (nobody is on the clock long enough to lose a turn); the seat
 /// tokens.
 pub(super) async fn idle_match(addr: SocketAddr) -> (Uuid, Vec<String>) {
-    let created = create(addr, TableOptions::default()).await;
+    started_match(addr, TableOptions::default()).await
+}
+
+/// A match of four people with `options`, created through `addr` and
+/// started; the seat tokens.
+pub(super) async fn started_match(addr: SocketAddr, options: TableOptions) -> (Uuid, Vec<String>) {
+    let created = create(addr, options).await;
     let mut tokens = Vec::new();
     let mut first = None;
     for seat in Seat::ALL {

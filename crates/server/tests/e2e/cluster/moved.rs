@@ -9,12 +9,12 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use spades_engine::{MatchEnd, Rules, Seat};
-use spades_protocol::{ClientMessage, CreateTable, CreatedTable, ServerMessage, TableOptions};
+use spades_engine::{MatchEnd, Rules};
+use spades_protocol::{ClientMessage, ServerMessage, TableOptions};
 use tokio::sync::watch;
 use uuid::Uuid;
 
-use super::{Node, http, owner_of, three_nodes};
+use super::{Node, owner_of, three_nodes};
 use crate::helpers::{Client, action_message, simple_move};
 
 /// The lease of the test nodes, ms (`Node::spawn`).
@@ -70,26 +70,11 @@ struct Heard {
     answer: Option<ServerMessage>,
 }
 
-/// A match of four people created through `addr` and started; its tokens.
+/// A match of four people created through `addr` and started, long enough
+/// to be played through the test; its tokens.
 async fn long_match(addr: SocketAddr) -> (Uuid, Vec<String>) {
     let rules = Rules { match_end: MatchEnd::Hands(11), ..Rules::default() };
-    let resp = http()
-        .post(format!("http://{addr}/api/v1/tables"))
-        .json(&CreateTable { name: None, options: TableOptions { rules, ..TableOptions::default() } })
-        .send()
-        .await
-        .unwrap();
-    let created: CreatedTable = resp.json().await.unwrap();
-    let mut tokens = Vec::new();
-    let mut first = None;
-    for seat in Seat::ALL {
-        let mut c = Client::connect(addr).await;
-        tokens.push(c.join(created.table, seat.name(), Some(seat)).await.1);
-        first.get_or_insert(c);
-    }
-    let r = first.unwrap().request(ClientMessage::Start { owner_token: created.owner_token }).await;
-    assert!(matches!(r, ServerMessage::Ack { .. }), "start: {r:?}");
-    (created.table, tokens)
+    super::failover::started_match(addr, TableOptions { rules, ..TableOptions::default() }).await
 }
 
 /// Connects through `addr` and asks to attach, reading nothing.
