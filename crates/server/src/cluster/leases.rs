@@ -44,7 +44,7 @@ pub(super) async fn start(hosting: Arc<Hosting>, cluster: Arc<Cluster>) -> tokio
         tokio::spawn(async move {
             while let Some(msg) = claimed.next().await {
                 match super::wire::decode::<super::wire::Claimed>(&msg.payload) {
-                    Ok(notice) => c.claimed_elsewhere(&notice),
+                    Ok(notice) => c.table_claimed(&notice),
                     Err(e) => warn!(error = %e, "a claim notice from another node was not read"),
                 }
             }

@@ -227,7 +227,7 @@ impl Cluster {
 
     /// Another node (or this one) runs a table it claimed: the relay of
     /// that table here, if any, moves its connections there now.
-    fn claimed_elsewhere(&self, notice: &wire::Claimed) {
+    fn table_claimed(&self, notice: &wire::Claimed) {
         if let Some(r) = self.relays.get(&notice.table) {
             r.owner(crate::storage::Owner {
                 node: Some(notice.node.clone()),

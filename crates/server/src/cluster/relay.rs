@@ -285,9 +285,18 @@ impl Relay {
 
     /// True when `conn` is carried here but not attached to the owner the
     /// relay sends to now.
+    /// Asked for every command: compares with the target in place rather
+    /// than making its [`Mark`].
     fn unattached(&self, conn: ConnId) -> bool {
-        let Some(now) = self.mark() else { return false };
-        self.conns.get(&conn).is_some_and(|c| c.at.as_ref() != Some(&now))
+        let Some(c) = self.conns.get(&conn) else { return false };
+        match (&self.target, &c.at) {
+            (Some(Target::Remote { node, epoch }), Some((Some(n), e))) => n != node || e != epoch,
+            (Some(Target::Remote { .. }), _) => true,
+            (Some(Target::Local(h)), at) if h.runs() => {
+                self.cluster.epoch_of(self.table).is_some_and(|e| *at != Some((None, e)))
+            }
+            _ => false,
+        }
     }
 
     /// Takes a notice that `conn` is not attached to the owner of epoch

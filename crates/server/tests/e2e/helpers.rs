@@ -124,11 +124,7 @@ impl Client {
 
     /// Sends a message with a fresh request id, and returns the id.
     pub async fn send(&mut self, msg: ClientMessage) -> u32 {
-        let req = self.next_req;
-        self.next_req += 1;
-        let text = serde_json::to_string(&ClientFrame { req: Some(req), msg }).unwrap();
-        self.send_raw(&text).await;
-        req
+        self.send_if_open(msg).await.expect("the connection is open")
     }
 
     /// Sends a message with a fresh request id, as [`Client::send`]; on a
