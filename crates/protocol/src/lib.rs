@@ -25,8 +25,10 @@ use utoipa::ToSchema;
 use uuid::Uuid;
 
 mod change;
+mod read;
 
 pub use change::{ApplyError, Change, ClockChange, Deal};
+pub use read::{Field, Refusal};
 pub use spades_engine;
 pub use uuid;
 

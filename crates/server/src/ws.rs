@@ -16,7 +16,7 @@ use axum::extract::{ConnectInfo, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use futures_util::SinkExt;
-use spades_protocol::{ClientFrame, ClientMessage, ErrorCode, PROTOCOL_VERSION, ServerMessage};
+use spades_protocol::{ClientFrame, ClientMessage, ErrorCode, PROTOCOL_VERSION, Refusal, ServerMessage};
 use tokio::sync::{mpsc, oneshot};
 use tokio::time::Instant;
 use tracing::{Instrument, debug, info_span};
@@ -24,7 +24,7 @@ use tracing::{Instrument, debug, info_span};
 use crate::admission::origin_allowed;
 use crate::error::AppError;
 use crate::state::AppState;
-use crate::table::{Act, Attach, ConnId, Role, TableCommand, TableHandle};
+use crate::table::{Act, Attach, ConnId, Frame, Role, TableCommand, TableHandle};
 use crate::text::clean_name;
 use crate::time::now_ms;
 
@@ -162,8 +162,8 @@ struct Connection {
     id: ConnId,
     state: AppState,
     /// The outbox's sending side, kept until a table accepts it.
-    outbox: mpsc::Sender<Utf8Bytes>,
-    inbox: mpsc::Receiver<Utf8Bytes>,
+    outbox: mpsc::Sender<Frame>,
+    inbox: mpsc::Receiver<Frame>,
     table: Option<(TableHandle, Role)>,
     /// Message-rate window: start and count.
     window: (Instant, u32),
@@ -253,7 +253,7 @@ fn read_error_flow(e: &axum::Error) -> Flow {
 
 /// Right after a frame was taken from `inbox`: `None` while the table
 /// still holds the outbox, else whether it was full when the table let go.
-fn released_full(inbox: &mpsc::Receiver<Utf8Bytes>) -> Option<bool> {
+fn released_full(inbox: &mpsc::Receiver<Frame>) -> Option<bool> {
     inbox.is_closed().then(|| inbox.len() + 1 >= inbox.max_capacity())
 }
 
@@ -452,16 +452,16 @@ impl Connection {
     /// Writes `first` and whatever else is already waiting in the outbox
     /// (up to [`WRITE_BATCH`] frames) with as few system calls as the write
     /// buffer allows, then flushes.
-    async fn write_batch(&mut self, socket: &mut WebSocket, first: Utf8Bytes) -> Result<(), axum::Error> {
+    async fn write_batch(&mut self, socket: &mut WebSocket, first: Frame) -> Result<(), axum::Error> {
         if self.in_order(&first) {
-            socket.feed(Message::Text(first)).await?;
+            socket.feed(Message::Text(first.text)).await?;
         }
         for _ in 1..WRITE_BATCH {
             match self.inbox.try_recv() {
                 Ok(frame) => {
                     self.note_release();
                     if self.in_order(&frame) {
-                        socket.feed(Message::Text(frame)).await?;
+                        socket.feed(Message::Text(frame.text)).await?;
                     }
                 }
                 Err(_) => break,
@@ -474,13 +474,10 @@ impl Connection {
     /// not above the last frame's `seq`, or a snapshot below it (a frame of
     /// an owner the table has moved on from, arriving late). `seq` never
     /// goes back on a connection, whatever reaches its outbox.
-    fn in_order(&mut self, frame: &str) -> bool {
-        let Some((snapshot, seq)) = frame_seq(frame) else { return true };
-        let fresh = if snapshot { seq >= self.last_seq } else { seq > self.last_seq };
-        if fresh {
-            self.last_seq = seq;
-        } else {
-            debug!(seq, last = self.last_seq, "dropped a frame of an earlier owner");
+    fn in_order(&mut self, frame: &Frame) -> bool {
+        let fresh = frame.order.follows(&mut self.last_seq);
+        if !fresh {
+            debug!(order = ?frame.order, last = self.last_seq, "dropped a frame of an earlier owner");
         }
         fresh
     }
@@ -533,7 +530,7 @@ impl Connection {
             return self.reply(socket, &error(None, ErrorCode::FrameTooLarge, &message)).await;
         }
         // Every refusal echoes the request id when it can be read.
-        let frame = read_frame(text);
+        let frame = ClientFrame::read(text);
         if !allowed {
             crate::metrics::rate_limited("messages");
             let req = frame.as_ref().map_or_else(|r| r.req, |f| f.req);
@@ -553,8 +550,8 @@ impl Connection {
             }
         };
         let req = frame.req;
-        let act = match frame.msg {
-            ClientMessage::Ping => {
+        let act = match Route::of(frame.msg) {
+            Route::Ping => {
                 // From its second ping on, the client's own pace is known.
                 let now = Instant::now();
                 if let Some((at, _)) = self.pinged {
@@ -565,18 +562,14 @@ impl Connection {
                 }
                 return self.reply(socket, &ServerMessage::Pong { req }).await;
             }
-            ClientMessage::Join { protocol, .. }
-            | ClientMessage::Resume { protocol, .. }
-            | ClientMessage::Watch { protocol, .. }
-                if protocol != Some(PROTOCOL_VERSION) =>
-            {
+            Route::Attach { protocol, .. } if protocol != Some(PROTOCOL_VERSION) => {
                 let message = format!(
                     "this server speaks protocol {PROTOCOL_VERSION}: send \"protocol\":{PROTOCOL_VERSION} \
                      with join, resume or watch (see docs/protocol.md)"
                 );
                 return self.reply(socket, &error(req, ErrorCode::UnsupportedProtocol, &message)).await;
             }
-            ClientMessage::Join { table, name, seat, invite, .. } => {
+            Route::Attach { table, how: Attach::Join { name, seat, invite }, .. } => {
                 let Some(name) = clean_name(&name, 24) else {
                     let err = error(
                         req,
@@ -587,35 +580,17 @@ impl Connection {
                 };
                 return self.attach(socket, req, table, Attach::Join { name, seat, invite }).await;
             }
-            ClientMessage::Resume { table, token, .. } => {
-                return self.attach(socket, req, table, Attach::Resume { token }).await;
-            }
-            ClientMessage::Watch { table, .. } => {
-                return self.attach(socket, req, table, Attach::Watch).await;
-            }
-            ClientMessage::Start { owner_token } => Act::Start { owner_token },
-            ClientMessage::AddBots { owner_token } => Act::AddBots { owner_token },
-            ClientMessage::RemoveBot { owner_token, seat } => Act::RemoveBot { owner_token, seat },
-            ClientMessage::MoveSeat { owner_token, from, to } => Act::MoveSeat { owner_token, from, to },
-            ClientMessage::Invite { owner_token, seat } => Act::Invite { owner_token, seat },
-            ClientMessage::Bid { bid, seq } => Act::Bid(bid, seq),
-            ClientMessage::Play { card, seq } => Act::Play(card, seq),
-            ClientMessage::TakeOver => Act::TakeOver,
-            ClientMessage::Leave => Act::Leave,
-            ClientMessage::Seed { seed } => Act::Seed(seed),
-            ClientMessage::CommitSeed { commitment } => Act::CommitSeed(commitment),
-            ClientMessage::Sync => Act::Sync,
+            Route::Attach { table, how, .. } => return self.attach(socket, req, table, how).await,
             // Before attaching there is no seat to hold: nothing to do.
-            ClientMessage::Closing if self.table.is_none() => {
+            Route::Table(Act::Closing) if self.table.is_none() => {
                 return self.reply(socket, &ServerMessage::Ack { req }).await;
             }
-            ClientMessage::Closing => Act::Closing,
-            ClientMessage::Chat { text } => match self.chat.admit(&text, Instant::now()) {
-                Ok(text) => Act::Chat(text),
+            Route::Table(Act::Chat { text }) => match self.chat.admit(&text, Instant::now()) {
+                Ok(text) => Act::Chat { text },
                 Err(r) => return self.reply(socket, &error(req, r.code, &r.message)).await,
             },
-            ClientMessage::Rematch { ready } => Act::Rematch(ready),
-            ClientMessage::StartRematch { owner_token } => {
+            Route::Table(act) => act,
+            Route::StartRematch { owner_token } => {
                 let Some((table, _)) = self.table.clone() else {
                     let err = error(req, ErrorCode::NotAttached, "join, resume or watch a table first");
                     return self.reply(socket, &err).await;
@@ -629,7 +604,7 @@ impl Connection {
             return self.reply(socket, &err).await;
         };
         let table = table.clone();
-        if matches!(act, Act::Chat(_)) {
+        if matches!(act, Act::Chat { .. }) {
             // Chat never waits for room in the table's queue.
             if !table.try_send(TableCommand::Act { conn: self.id, req, act, resent: false }) {
                 let err = error(req, ErrorCode::Capacity, "the table is busy: the message was not sent");
@@ -715,7 +690,8 @@ impl Connection {
             // deliver it now, since the outbox is only read once attached.
             Ok(None) | Err(_) => {
                 while let Ok(frame) = self.inbox.try_recv() {
-                    if let Err(flow) = timed(self.write_timeout, socket.send(Message::Text(frame))).await {
+                    if let Err(flow) = timed(self.write_timeout, socket.send(Message::Text(frame.text))).await
+                    {
                         return flow;
                     }
                 }
@@ -725,200 +701,64 @@ impl Connection {
     }
 }
 
-/// Whether a server frame is a snapshot (`view`) or a change, and its
-/// `seq`; `None` for every other frame. The frames are the server's own, so
-/// the fixed start that serde writes is enough.
-fn frame_seq(frame: &str) -> Option<(bool, u64)> {
-    let (snapshot, rest) = if let Some(rest) = frame.strip_prefix(r#"{"type":"view","seq":"#) {
-        (true, rest)
-    } else {
-        (false, frame.strip_prefix(r#"{"type":"change","seq":"#)?)
-    };
-    let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
-    Some((snapshot, rest[..digits].parse().ok()?))
+/// Where a client message goes: the one place a [`ClientMessage`] is taken
+/// apart. A new message is a new arm here (the compiler asks for it) and,
+/// when the table acts on it, a new [`Act`] (its cluster form too).
+#[derive(Debug)]
+enum Route {
+    /// Answered by the connection: `pong`.
+    Ping,
+    /// Attach the connection to a table.
+    Attach {
+        /// The protocol the client says it speaks.
+        protocol: Option<u32>,
+        /// The table.
+        table: uuid::Uuid,
+        /// How.
+        how: Attach,
+    },
+    /// For the table the connection is attached to.
+    Table(Act),
+    /// The owner starts a rematch: a new table (`hosting`).
+    StartRematch {
+        /// The owner token.
+        owner_token: String,
+    },
 }
 
-/// Why a text frame is not a [`ClientFrame`]: its request id when that
-/// could be read, a code and a plain-English reason.
-#[derive(Debug, PartialEq, Eq)]
-struct Refusal {
-    req: Option<u32>,
-    code: ErrorCode,
-    message: String,
-}
-
-/// The highest bid.
-const MAX_BID: i64 = 13;
-
-/// A field of a message: its name, whether it is required, and what it
-/// must be.
-type Field = (&'static str, bool, &'static str);
-
-/// Each message type with its fields: name, whether it is required, and
-/// what it must be (for the refusal).
-const MESSAGE_FIELDS: &[(&str, &[Field])] = &[
-    (
-        "join",
-        &[
-            ("protocol", false, PROTOCOL),
-            ("table", true, TABLE_ID),
-            ("name", true, TEXT),
-            ("seat", false, SEAT),
-            ("invite", false, TEXT),
-        ],
-    ),
-    ("resume", &[("protocol", false, PROTOCOL), ("table", true, TABLE_ID), ("token", true, TEXT)]),
-    ("watch", &[("protocol", false, PROTOCOL), ("table", true, TABLE_ID)]),
-    ("sync", &[]),
-    ("start", &[("owner_token", true, TEXT)]),
-    ("add_bots", &[("owner_token", true, TEXT)]),
-    ("remove_bot", &[("owner_token", true, TEXT), ("seat", true, SEAT)]),
-    ("move_seat", &[("owner_token", true, TEXT), ("from", true, SEAT), ("to", true, SEAT)]),
-    ("invite", &[("owner_token", true, TEXT), ("seat", true, SEAT)]),
-    ("bid", &[("bid", true, "a whole number from 0 to 13"), ("seq", false, SEQ)]),
-    (
-        "play",
-        &[
-            (
-                "card",
-                true,
-                "a card such as \"QH\" or \"TS\": a rank 2-9, T, J, Q, K or A, then a suit C, D, H or S",
-            ),
-            ("seq", false, SEQ),
-        ],
-    ),
-    ("seed", &[("seed", true, "64 hexadecimal digits (32 random bytes)")]),
-    ("commit_seed", &[("commitment", true, "64 hexadecimal digits (a SHA-256)")]),
-    ("take_over", &[]),
-    ("leave", &[]),
-    ("closing", &[]),
-    ("ping", &[]),
-    ("chat", &[("text", true, TEXT)]),
-    ("rematch", &[("ready", false, "true or false")]),
-    ("start_rematch", &[("owner_token", true, TEXT)]),
-];
-const PROTOCOL: &str = "the protocol version, a whole number (this server speaks 2)";
-const TABLE_ID: &str = "a table id (a UUID such as \"67e55044-10b1-426f-9247-bb680e5fe0c8\")";
-const TEXT: &str = "a string";
-const SEQ: &str = "the seq of the frame the move was chosen from, a whole number";
-const SEAT: &str = "one of \"north\", \"east\", \"south\" or \"west\"";
-
-/// A client's text quoted back in a refusal, without control characters
-/// (the frame limit bounds its length).
-fn quoted(text: &str) -> String {
-    text.chars().filter(|c| !c.is_control()).collect()
-}
-
-/// Reads a client frame. The request id is read from the raw JSON first,
-/// so a refusal echoes it even when the rest of the frame is wrong; a bid
-/// number outside 0..=13, however large, negative or written (`1e9`), is
-/// `bid_out_of_range`; every other problem is `bad_message` with a plain
-/// sentence naming the field and what it must be.
-fn read_frame(text: &str) -> Result<ClientFrame, Refusal> {
-    use serde::Deserialize;
-    use serde_json::Value;
-
-    let bad = |req: Option<u32>, message: String| Refusal { req, code: ErrorCode::BadMessage, message };
-    let mut value: Value = serde_json::from_str(text).map_err(|_| {
-        bad(None, "this is not JSON: a message is a JSON object such as {\"type\":\"ping\"}".to_owned())
-    })?;
-    // A whole bid written as a float (`1e1`, `3.0`) is that bid.
-    if let Some(bid) = value.get_mut("bid")
-        && let Some(f) = bid.as_f64().filter(|f| bid.is_f64() && f.fract() == 0.0 && (0.0..=13.0).contains(f))
-    {
-        // In range and whole, so the conversion is exact.
-        #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
-        let whole = f as u64;
-        *bid = Value::from(whole);
-    }
-    // `protocol` is a number: 2 (or 2.0) is the one spoken; any other
-    // number is a version this server does not speak (`unsupported_protocol`,
-    // as for none), not a malformed frame.
-    if let Some(protocol) = value.get_mut("protocol")
-        && let Some(n) = protocol.as_f64()
-    {
-        *protocol = Value::from(if n == f64::from(PROTOCOL_VERSION) { PROTOCOL_VERSION } else { 0 });
-    }
-    let Value::Object(fields) = &value else {
-        return Err(bad(
-            None,
-            "a message is a JSON object with a \"type\", such as {\"type\":\"ping\"}".to_owned(),
-        ));
-    };
-    let req = match fields.get("req") {
-        None | Some(Value::Null) => None,
-        Some(v) => match v.as_u64().and_then(|n| u32::try_from(n).ok()) {
-            Some(n) => Some(n),
-            None => {
-                return Err(bad(None, format!("\"req\" must be a whole number from 0 to {}", u32::MAX)));
+impl Route {
+    fn of(msg: ClientMessage) -> Route {
+        match msg {
+            ClientMessage::Ping => Route::Ping,
+            ClientMessage::Join { protocol, table, name, seat, invite } => {
+                Route::Attach { protocol, table, how: Attach::Join { name, seat, invite } }
             }
-        },
-    };
-    let types = || MESSAGE_FIELDS.iter().map(|(t, _)| *t).collect::<Vec<_>>().join(", ");
-    let kind = match fields.get("type") {
-        None => return Err(bad(req, format!("the message has no \"type\": it is one of {}", types()))),
-        Some(Value::String(kind)) => kind.as_str(),
-        Some(_) => return Err(bad(req, format!("\"type\" must be a string, one of {}", types()))),
-    };
-    let Some((kind, expected)) = MESSAGE_FIELDS.iter().find(|(t, _)| *t == kind) else {
-        return Err(bad(req, format!("unknown message type \"{}\": it is one of {}", quoted(kind), types())));
-    };
-    if *kind == "bid"
-        && let Some(Value::Number(n)) = fields.get("bid")
-        && let Some(out) = bid_out_of_range(n)
-    {
-        return Err(Refusal { req, code: ErrorCode::BidOutOfRange, message: out });
-    }
-    for (field, required, what) in *expected {
-        let ok = match fields.get(*field) {
-            None => !required,
-            Some(v) => match *field {
-                "table" => uuid::Uuid::deserialize(v).is_ok(),
-                "seat" | "from" | "to" if *required => spades_engine::Seat::deserialize(v).is_ok(),
-                "seat" => Option::<spades_engine::Seat>::deserialize(v).is_ok(),
-                "seq" => u64::deserialize(v).is_ok(),
-                "bid" => u8::deserialize(v).is_ok(),
-                "card" => spades_engine::Card::deserialize(v).is_ok(),
-                "seed" => spades_engine::ClientSeed::deserialize(v).is_ok(),
-                "commitment" => spades_engine::Commitment::deserialize(v).is_ok(),
-                "ready" => v.is_boolean(),
-                "protocol" => Option::<u32>::deserialize(v).is_ok(),
-                _ => v.is_string(),
-            },
-        };
-        if !ok {
-            let message = if fields.contains_key(*field) {
-                format!("\"{field}\" must be {what}")
-            } else {
-                format!("\"{field}\" is missing: {kind} needs a \"{field}\", {what}")
-            };
-            return Err(bad(req, message));
+            ClientMessage::Resume { protocol, table, token } => {
+                Route::Attach { protocol, table, how: Attach::Resume { token } }
+            }
+            ClientMessage::Watch { protocol, table } => Route::Attach { protocol, table, how: Attach::Watch },
+            ClientMessage::StartRematch { owner_token } => Route::StartRematch { owner_token },
+            ClientMessage::Sync => Route::Table(Act::Sync),
+            ClientMessage::Start { owner_token } => Route::Table(Act::Start { owner_token }),
+            ClientMessage::AddBots { owner_token } => Route::Table(Act::AddBots { owner_token }),
+            ClientMessage::RemoveBot { owner_token, seat } => {
+                Route::Table(Act::RemoveBot { owner_token, seat })
+            }
+            ClientMessage::MoveSeat { owner_token, from, to } => {
+                Route::Table(Act::MoveSeat { owner_token, from, to })
+            }
+            ClientMessage::Invite { owner_token, seat } => Route::Table(Act::Invite { owner_token, seat }),
+            ClientMessage::Bid { bid, seq } => Route::Table(Act::Bid { bid, seq }),
+            ClientMessage::Play { card, seq } => Route::Table(Act::Play { card, seq }),
+            ClientMessage::TakeOver => Route::Table(Act::TakeOver),
+            ClientMessage::Leave => Route::Table(Act::Leave),
+            ClientMessage::Closing => Route::Table(Act::Closing),
+            ClientMessage::Seed { seed } => Route::Table(Act::Seed { seed }),
+            ClientMessage::CommitSeed { commitment } => Route::Table(Act::CommitSeed { commitment }),
+            ClientMessage::Chat { text } => Route::Table(Act::Chat { text }),
+            ClientMessage::Rematch { ready } => Route::Table(Act::Rematch { ready }),
         }
     }
-    ClientFrame::deserialize(&value).map_err(|_| bad(req, "the message could not be read".to_owned()))
-}
-
-/// The refusal of a bid number outside 0..=13; `None` for a bid in range
-/// and for a number that is not whole (that is `bad_message`).
-fn bid_out_of_range(n: &serde_json::Number) -> Option<String> {
-    let shown = if let Some(i) = n.as_i64() {
-        if (0..=MAX_BID).contains(&i) {
-            return None;
-        }
-        i.to_string()
-    } else if let Some(u) = n.as_u64() {
-        u.to_string()
-    } else {
-        let f = n.as_f64()?;
-        if f.fract() != 0.0 {
-            return None;
-        }
-        if (0.0..=13.0).contains(&f) {
-            return None;
-        }
-        if f.abs() < 1e15 { format!("{f:.0}") } else { format!("{f:e}") }
-    };
-    Some(format!("bid must be from 0 to 13 (got {shown})"))
 }
 
 fn error(req: Option<u32>, code: ErrorCode, message: &str) -> ServerMessage {
@@ -929,141 +769,6 @@ fn error(req: Option<u32>, code: ErrorCode, message: &str) -> ServerMessage {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn refused(text: &str) -> Refusal {
-        match read_frame(text) {
-            Ok(frame) => panic!("{text} was read as {frame:?}"),
-            Err(r) => r,
-        }
-    }
-
-    /// Words of Rust and serde that must never reach a client.
-    fn assert_plain(message: &str) {
-        for word in [
-            "u8",
-            "u32",
-            "i64",
-            "usize",
-            "struct",
-            "enum",
-            "ClientFrame",
-            "ClientMessage",
-            "invalid type",
-            "invalid value",
-            "variant",
-            "line 1",
-            "column",
-        ] {
-            assert!(!message.contains(word), "{message:?} says {word:?}");
-        }
-    }
-
-    #[test]
-    fn good_frames_are_read() {
-        let f = read_frame(r#"{"type":"bid","bid":13,"req":4}"#).unwrap();
-        assert_eq!(f, ClientFrame { req: Some(4), msg: ClientMessage::Bid { bid: 13, seq: None } });
-        let f = read_frame(r#"{"type":"closing"}"#).unwrap();
-        assert_eq!(f, ClientFrame { req: None, msg: ClientMessage::Closing });
-        let t = "67e55044-10b1-426f-9247-bb680e5fe0c8";
-        let f = read_frame(&format!(r#"{{"type":"join","table":"{t}","name":"Ann","seat":"west","req":1}}"#))
-            .unwrap();
-        assert!(matches!(f.msg, ClientMessage::Join { seat: Some(spades_engine::Seat::West), .. }));
-        let f = read_frame(&format!(r#"{{"type":"join","table":"{t}","name":"Ann","seat":null}}"#)).unwrap();
-        assert!(matches!(f.msg, ClientMessage::Join { seat: None, .. }));
-    }
-
-    #[test]
-    fn chat_and_rematch_frames_are_read() {
-        let f = read_frame(r#"{"type":"chat","text":"Nice nil!","req":2}"#).unwrap();
-        assert_eq!(f, ClientFrame { req: Some(2), msg: ClientMessage::Chat { text: "Nice nil!".into() } });
-        let f = read_frame(r#"{"type":"rematch"}"#).unwrap();
-        assert_eq!(f.msg, ClientMessage::Rematch { ready: true });
-        let f = read_frame(r#"{"type":"rematch","ready":false}"#).unwrap();
-        assert_eq!(f.msg, ClientMessage::Rematch { ready: false });
-        let f = read_frame(r#"{"type":"start_rematch","owner_token":"x"}"#).unwrap();
-        assert_eq!(f.msg, ClientMessage::StartRematch { owner_token: "x".into() });
-        for (text, starts) in [
-            (r#"{"type":"chat","req":5}"#, "\"text\" is missing"),
-            (r#"{"type":"chat","text":7,"req":5}"#, "\"text\" must be a string"),
-            (r#"{"type":"rematch","ready":"yes","req":5}"#, "\"ready\" must be true or false"),
-            (r#"{"type":"start_rematch","req":5}"#, "\"owner_token\" is missing"),
-        ] {
-            let r = refused(text);
-            assert_eq!((r.req, r.code), (Some(5), ErrorCode::BadMessage), "{text}");
-            assert!(r.message.starts_with(starts), "{text}: {}", r.message);
-        }
-    }
-
-    #[test]
-    fn refusals_echo_req_whenever_it_can_be_read() {
-        for text in [
-            r#"{"req":7}"#,
-            r#"{"req":7,"type":5}"#,
-            r#"{"req":7,"type":"fly"}"#,
-            r#"{"req":7,"type":"play","card":"ZZ"}"#,
-            r#"{"req":7,"type":"play"}"#,
-            r#"{"req":7,"type":"join","table":"nope","name":"Ann"}"#,
-            r#"{"req":7,"type":"join","table":"67e55044-10b1-426f-9247-bb680e5fe0c8","name":3}"#,
-            r#"{"req":7,"type":"join","table":"67e55044-10b1-426f-9247-bb680e5fe0c8","name":"A","seat":"up"}"#,
-            r#"{"req":7,"type":"bid","bid":"three"}"#,
-            r#"{"req":7,"type":"bid","bid":2.5}"#,
-            r#"{"req":7,"type":"start","owner_token":[]}"#,
-        ] {
-            let r = refused(text);
-            assert_eq!((r.req, r.code), (Some(7), ErrorCode::BadMessage), "{text}: {r:?}");
-            assert_plain(&r.message);
-        }
-        // No readable req: not JSON, not an object, or a req that is not a u32.
-        for text in [
-            "nope",
-            "[1]",
-            "null",
-            r#"{"type":"ping","req":-1}"#,
-            r#"{"type":"ping","req":"7"}"#,
-            r#"{"type":"ping","req":4294967296}"#,
-        ] {
-            let r = refused(text);
-            assert_eq!((r.req, r.code), (None, ErrorCode::BadMessage), "{text}");
-            assert_plain(&r.message);
-        }
-    }
-
-    #[test]
-    fn refusals_say_what_is_wrong_in_plain_words() {
-        assert_eq!(
-            refused(r#"{"type":"fly"}"#).message.split(':').next(),
-            Some("unknown message type \"fly\"")
-        );
-        assert!(refused(r#"{"type":"play"}"#).message.starts_with("\"card\" is missing"));
-        assert!(refused(r#"{"type":"play","card":"ZZ"}"#).message.starts_with("\"card\" must be a card"));
-        assert!(refused(r#"{"type":"watch","table":1}"#).message.starts_with("\"table\" must be a table id"));
-        assert!(refused(r#"{"type":"ping","req":-1}"#).message.starts_with("\"req\" must be a whole number"));
-        assert!(refused(r#"{}"#).message.starts_with("the message has no \"type\""));
-        assert!(refused(r#"{"type":"fl\u0007y"}"#).message.starts_with("unknown message type \"fly\""));
-    }
-
-    #[test]
-    fn bids_outside_the_range_of_any_size_are_out_of_range() {
-        for (bid, shown) in [
-            ("14", "14"),
-            ("255", "255"),
-            ("256", "256"),
-            ("1000", "1000"),
-            ("-1", "-1"),
-            ("1e9", "1000000000"),
-            ("18446744073709551616", "1.8446744073709552e19"),
-            ("-1e300", "-1e300"),
-            ("13.0e1", "130"),
-        ] {
-            let r = refused(&format!(r#"{{"type":"bid","bid":{bid},"req":3}}"#));
-            assert_eq!((r.req, r.code), (Some(3), ErrorCode::BidOutOfRange), "{bid}");
-            assert_eq!(r.message, format!("bid must be from 0 to 13 (got {shown})"), "{bid}");
-        }
-        for bid in ["0", "13", "1e1", "0.0"] {
-            let f = read_frame(&format!(r#"{{"type":"bid","bid":{bid}}}"#));
-            assert!(f.is_ok(), "{bid}: {f:?}");
-        }
-    }
 
     #[derive(Debug)]
     struct Said(&'static str);
@@ -1101,12 +806,34 @@ mod tests {
         assert_eq!(Flow::close(CLOSE_PROTOCOL_ERROR, "x").reason(), "protocol");
     }
 
+    /// Every message type goes somewhere, and what goes to a table keeps
+    /// its form on the cluster's wire (a relay sends it to the owner).
     #[test]
-    fn frames_are_read_for_their_seq() {
-        assert_eq!(frame_seq(r#"{"type":"view","seq":4294967297,"view":{}}"#), Some((true, 4_294_967_297)));
-        assert_eq!(frame_seq(r#"{"type":"change","seq":12,"server_time":1}"#), Some((false, 12)));
-        assert_eq!(frame_seq(r#"{"type":"ack","req":1}"#), None);
-        assert_eq!(frame_seq(r#"{"type":"chat","id":3}"#), None);
+    fn every_client_message_has_a_route_and_acts_survive_the_wire() {
+        let examples = ClientMessage::examples();
+        assert_eq!(examples.len(), ClientMessage::FIELDS.len());
+        let mut tables = 0;
+        for msg in examples {
+            let shown = format!("{msg:?}");
+            match Route::of(msg.clone()) {
+                Route::Table(act) => {
+                    tables += 1;
+                    let json = serde_json::to_string(&act).unwrap();
+                    assert!(serde_json::from_str::<Act>(&json).unwrap() == act, "{shown}");
+                    assert!(!format!("{act:?}").contains("secret"), "{act:?} prints a token");
+                }
+                Route::Attach { protocol, how, .. } => {
+                    assert_eq!(protocol, Some(PROTOCOL_VERSION), "{shown}");
+                    assert!(!format!("{how:?}").contains("secret"), "{how:?} prints a token");
+                }
+                Route::Ping | Route::StartRematch { .. } => {}
+            }
+        }
+        assert_eq!(tables, 15, "the table's acts");
+    }
+
+    fn frame() -> Frame {
+        Frame::new("v", crate::table::Order::Other)
     }
 
     #[test]
@@ -1114,17 +841,17 @@ mod tests {
         // The table let go of a full outbox.
         let (tx, mut rx) = mpsc::channel(4);
         for _ in 0..4 {
-            tx.try_send(Utf8Bytes::from_static("v")).unwrap();
+            tx.try_send(frame()).unwrap();
         }
-        assert!(tx.try_send(Utf8Bytes::from_static("v")).is_err());
+        assert!(tx.try_send(frame()).is_err());
         assert_eq!(released_full(&rx), None, "still held");
         drop(tx);
         rx.try_recv().unwrap();
         assert_eq!(released_full(&rx), Some(true));
         // The table let go of an outbox with room to spare.
         let (tx, mut rx) = mpsc::channel(4);
-        tx.try_send(Utf8Bytes::from_static("v")).unwrap();
-        tx.try_send(Utf8Bytes::from_static("v")).unwrap();
+        tx.try_send(frame()).unwrap();
+        tx.try_send(frame()).unwrap();
         rx.try_recv().unwrap();
         assert_eq!(released_full(&rx), None);
         drop(tx);

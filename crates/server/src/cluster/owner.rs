@@ -13,7 +13,7 @@ use tracing::{debug, warn};
 use uuid::Uuid;
 
 use super::Cluster;
-use super::wire::{self, FrameKind, Reply, Request, WireAttach, WireRole};
+use super::wire::{self, FrameKind, Reply, Request};
 use crate::hosting::Hosting;
 use crate::table::{Attach, ConnId, TableCommand, TableHandle};
 
@@ -84,7 +84,7 @@ fn forward(cluster: &Arc<Cluster>, request: Request) {
             let found = cluster.remote.get(&(origin.clone(), conn)).map(|r| r.clone());
             match found {
                 Some(r) if r.table.id() == table => {
-                    (r.table, TableCommand::Act { conn: r.local, req, act: act.into(), resent })
+                    (r.table, TableCommand::Act { conn: r.local, req, act, resent })
                 }
                 // Not attached here (the table stopped to move, or this
                 // node restarted): the relay must attach it again.
@@ -143,7 +143,7 @@ async fn handle(hosting: &Hosting, cluster: &Arc<Cluster>, request: Request) -> 
 /// Tells `origin` that its connection `conn` is not attached here: it must
 /// attach again wherever the table runs now.
 async fn moved(cluster: &Cluster, origin: &str, conn: ConnId, epoch: u64) {
-    let msg = wire::frame_message(FrameKind::Moved, conn, epoch, b"");
+    let msg = wire::frame_message(FrameKind::Moved, conn, epoch, None);
     let _ = cluster.nats.publish(cluster.subjects.frames(origin), msg.into()).await;
 }
 
@@ -154,7 +154,7 @@ async fn attach(
     table: Uuid,
     origin: String,
     conn: ConnId,
-    how: WireAttach,
+    how: Attach,
     req: Option<u32>,
     quiet: bool,
 ) -> Reply {
@@ -173,7 +173,7 @@ async fn attach(
     let local = hosting.next_conn_id();
     let (outbox, mut frames) = mpsc::channel(hosting.outbox_frames());
     let (tx, rx) = oneshot::channel();
-    let cmd = TableCommand::Attach { conn: local, outbox, how: Attach::from(how), req, quiet, reply: tx };
+    let cmd = TableCommand::Attach { conn: local, outbox, how, req, quiet, reply: tx };
     if handle.send(cmd).await.is_err() {
         return Reply::NotHere;
     }
@@ -181,7 +181,7 @@ async fn attach(
     let Some(attached) = answer else {
         let mut refused = Vec::new();
         while let Ok(f) = frames.try_recv() {
-            refused.push(f.to_string());
+            refused.push(f.text.to_string());
         }
         return Reply::Refused { frames: refused };
     };
@@ -199,7 +199,7 @@ async fn attach(
     cluster.forwarders.fetch_add(1, Ordering::Relaxed);
     tokio::spawn(async move {
         while let Some(frame) = frames.recv().await {
-            let msg = wire::frame_message(FrameKind::Frame, conn, epoch, frame.as_bytes());
+            let msg = wire::frame_message(FrameKind::Frame, conn, epoch, Some(&frame));
             if let Err(e) = c.nats.publish(subject.clone(), msg.into()).await {
                 debug!(error = %e, "could not forward a frame");
             }
@@ -210,12 +210,12 @@ async fn attach(
         // here (a lost lease, a drain) runs on elsewhere.
         if !replaced.load(Ordering::Relaxed) {
             let kind = if handle.stopped() { FrameKind::Moved } else { FrameKind::Released };
-            let msg = wire::frame_message(kind, conn, epoch, b"");
+            let msg = wire::frame_message(kind, conn, epoch, None);
             let _ = c.nats.publish(c.subjects.frames(&origin), msg.into()).await;
         }
         c.forwarders.fetch_sub(1, Ordering::Relaxed);
     });
-    Reply::Attached { role: WireRole::from(attached.role), again: WireAttach::from(attached.again), epoch }
+    Reply::Attached { role: attached.role, again: attached.again, epoch }
 }
 
 /// Detaches the connections of processes that are no longer live (a node

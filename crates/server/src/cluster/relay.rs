@@ -25,10 +25,10 @@ use tracing::{debug, info, warn};
 use uuid::Uuid;
 
 use super::Cluster;
-use super::wire::{self, FrameKind, Reply, Request, WireAct, WireAttach};
+use super::wire::{self, FrameKind, Reply, Request};
 use crate::hosting::Hosting;
 use crate::storage::Owner;
-use crate::table::{Act, Attach, Attached, ConnId, Outbox, TableCommand, TableHandle};
+use crate::table::{Act, Attach, Attached, ConnId, Frame, Order, Outbox, TableCommand, TableHandle};
 
 /// How long a relay waits for a table without a live owner to get one.
 const MOVE_WAIT: Duration = Duration::from_secs(20);
@@ -66,7 +66,7 @@ pub(super) struct Link {
 /// `error` with their request id): when the table moves they are sent to
 /// the new owner, so a move made while the table changes hands is neither
 /// lost nor answered with an error.
-type Pending = Arc<std::sync::Mutex<Vec<(u32, WireAct)>>>;
+type Pending = Arc<std::sync::Mutex<Vec<(u32, Act)>>>;
 
 /// Something the relay must act on besides its connections' commands.
 #[derive(Debug)]
@@ -237,7 +237,6 @@ impl Relay {
                     }
                 }
                 Some(Target::Remote { node, .. }) => {
-                    let act = WireAct::from(act);
                     if let (Some(r), Some(c)) = (req, self.conns.get(&conn))
                         && let Ok(mut p) = c.pending.lock()
                     {
@@ -485,8 +484,7 @@ impl Relay {
                 // What the old owner never answered goes to the new one.
                 let unanswered = pending.lock().map(|p| p.clone()).unwrap_or_default();
                 for (req, act) in unanswered {
-                    let cmd =
-                        TableCommand::Act { conn, req: Some(req), act: act.clone().into(), resent: true };
+                    let cmd = TableCommand::Act { conn, req: Some(req), act: act.clone(), resent: true };
                     self.command(cmd).await;
                     if let Ok(mut p) = pending.lock() {
                         // `command` recorded it again if it went remote.
@@ -633,7 +631,7 @@ impl Relay {
                         table: self.table,
                         origin: self.cluster.origin.clone(),
                         conn,
-                        how: WireAttach::from(how.clone()),
+                        how: how.clone(),
                         req,
                         quiet,
                     };
@@ -643,12 +641,12 @@ impl Relay {
                                 l.epoch = l.epoch.max(epoch);
                             }
                             self.target = Some(Target::Remote { node, epoch });
-                            return Some(Attached { role: role.into(), again: again.into() });
+                            return Some(Attached { role, again });
                         }
                         Ok(Reply::Refused { frames }) => {
                             self.cluster.links.remove(&conn);
                             for f in frames {
-                                let _ = outbox.try_send(f.into());
+                                let _ = outbox.try_send(Frame::new(f, Order::Other));
                             }
                             return None;
                         }
@@ -667,25 +665,16 @@ impl Relay {
     }
 }
 
-/// Clears the pending action an `ack` or `error` frame answers.
-fn answered(pending: &Pending, frame: &str) {
-    if !(frame.starts_with("{\"type\":\"ack\"") || frame.starts_with("{\"type\":\"error\"")) {
-        return;
-    }
-    #[derive(serde::Deserialize)]
-    struct Answer {
-        req: Option<u32>,
-    }
-    if let Ok(Answer { req: Some(req) }) = serde_json::from_str::<Answer>(frame)
-        && let Ok(mut p) = pending.lock()
-    {
+/// Clears the pending action an `ack` or `error` frame answered.
+fn answered(pending: &Pending, req: u32) {
+    if let Ok(mut p) = pending.lock() {
         p.retain(|(r, _)| *r != req);
     }
 }
 
 /// The refusal of a rematch asked through a node that does not own the
 /// table.
-fn rematch_elsewhere(req: Option<u32>) -> axum::extract::ws::Utf8Bytes {
+fn rematch_elsewhere(req: Option<u32>) -> Frame {
     let msg = ServerMessage::Error {
         req,
         code: ErrorCode::Capacity,
@@ -693,17 +682,17 @@ fn rematch_elsewhere(req: Option<u32>) -> axum::extract::ws::Utf8Bytes {
             "this server cannot start the rematch of a table another server runs: reconnect and try again"
                 .into(),
     };
-    serde_json::to_string(&msg).unwrap_or_default().into()
+    Frame::of(&msg).unwrap_or_else(|_| Frame::new("", Order::Other))
 }
 
 /// The refusal while a table is between owners.
-fn moving_error(req: Option<u32>) -> axum::extract::ws::Utf8Bytes {
+fn moving_error(req: Option<u32>) -> Frame {
     let msg = ServerMessage::Error {
         req,
         code: ErrorCode::StorageUnavailable,
         message: "the table is moving to another server: try again in a moment".into(),
     };
-    serde_json::to_string(&msg).unwrap_or_default().into()
+    Frame::of(&msg).unwrap_or_else(|_| Frame::new("", Order::Other))
 }
 
 async fn sleep_until_opt(at: Option<Instant>) {
@@ -723,13 +712,14 @@ pub(super) async fn serve_frames(cluster: &Arc<Cluster>) -> anyhow::Result<()> {
     let cluster = Arc::clone(cluster);
     tokio::spawn(async move {
         while let Some(msg) = frames.next().await {
-            let (kind, conn, epoch, at) = match wire::read_frame_message(&msg.payload) {
-                Ok(h) => h,
-                Err(e) => {
-                    warn!(error = %e, "a frame message from another node was not read");
-                    continue;
-                }
-            };
+            let (wire::FrameHeader { kind, conn, epoch, order }, at) =
+                match wire::read_frame_message(&msg.payload) {
+                    Ok(h) => h,
+                    Err(e) => {
+                        warn!(error = %e, "a frame message from another node was not read");
+                        continue;
+                    }
+                };
             let Some(link) = cluster.links.get(&conn) else { continue };
             if epoch < link.epoch {
                 continue;
@@ -742,10 +732,13 @@ pub(super) async fn serve_frames(cluster: &Arc<Cluster>) -> anyhow::Result<()> {
                     let _ = link.events.send(Event::Moved { conn, epoch });
                 }
                 FrameKind::Frame => {
-                    let Ok(frame) = axum::extract::ws::Utf8Bytes::try_from(msg.payload.slice(at..)) else {
+                    let Ok(text) = axum::extract::ws::Utf8Bytes::try_from(msg.payload.slice(at..)) else {
                         continue;
                     };
-                    answered(&link.pending, frame.as_str());
+                    let frame = Frame::new(text, order);
+                    if let Order::Answer(req) = order {
+                        answered(&link.pending, req);
+                    }
                     if let Err(mpsc::error::TrySendError::Full(_)) = link.outbox.try_send(frame) {
                         let _ = link.events.send(Event::TooSlow(conn));
                     }

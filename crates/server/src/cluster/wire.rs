@@ -20,14 +20,13 @@
 //! reachable by the cluster's nodes only (docs/cluster.md).
 
 use serde::{Deserialize, Serialize};
-use spades_engine::{Card, Seat};
 use spades_protocol::{ErrorCode, TableOptions, TableStatus, TableSummary};
 use uuid::Uuid;
 
-use crate::table::{Act, Attach, Role};
+use crate::table::{Act, Attach, Frame, Order, Role};
 
 /// The version of every message; a node refuses others.
-pub const WIRE_VERSION: u8 = 1;
+pub const WIRE_VERSION: u8 = 2;
 
 /// The subjects of one cluster.
 #[derive(Debug, Clone)]
@@ -76,183 +75,16 @@ pub(crate) struct Claimed {
     pub epoch: u64,
 }
 
-/// How to attach, on the wire.
-#[derive(Serialize, Deserialize, Clone, PartialEq, Eq)]
-#[serde(tag = "kind", rename_all = "snake_case")]
-pub(crate) enum WireAttach {
-    Join {
-        name: String,
-        seat: Option<Seat>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        invite: Option<String>,
-    },
-    Resume {
-        token: String,
-    },
-    Watch,
-}
-
-impl From<Attach> for WireAttach {
-    fn from(a: Attach) -> WireAttach {
-        match a {
-            Attach::Join { name, seat, invite } => WireAttach::Join { name, seat, invite },
-            Attach::Resume { token } => WireAttach::Resume { token },
-            Attach::Watch => WireAttach::Watch,
-        }
-    }
-}
-
-impl From<WireAttach> for Attach {
-    fn from(a: WireAttach) -> Attach {
-        match a {
-            WireAttach::Join { name, seat, invite } => Attach::Join { name, seat, invite },
-            WireAttach::Resume { token } => Attach::Resume { token },
-            WireAttach::Watch => Attach::Watch,
-        }
-    }
-}
-
-/// An action, on the wire.
-#[derive(Serialize, Deserialize, Clone, PartialEq, Eq)]
-#[serde(tag = "kind", rename_all = "snake_case")]
-pub(crate) enum WireAct {
-    Bid {
-        bid: u8,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        seq: Option<u64>,
-    },
-    Play {
-        card: Card,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        seq: Option<u64>,
-    },
-    TakeOver,
-    Leave,
-    Closing,
-    Sync,
-    Start {
-        owner_token: String,
-    },
-    AddBots {
-        owner_token: String,
-    },
-    RemoveBot {
-        owner_token: String,
-        seat: Seat,
-    },
-    MoveSeat {
-        owner_token: String,
-        from: Seat,
-        to: Seat,
-    },
-    Invite {
-        owner_token: String,
-        seat: Seat,
-    },
-    Seed {
-        seed: spades_engine::ClientSeed,
-    },
-    CommitSeed {
-        commitment: spades_engine::Commitment,
-    },
-    Chat {
-        text: String,
-    },
-    Rematch {
-        ready: bool,
-    },
-}
-
-/// As [`Act`]'s: owner tokens are never printed.
-impl std::fmt::Debug for WireAct {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        std::fmt::Debug::fmt(&Act::from(self.clone()), f)
-    }
-}
-
-impl From<Act> for WireAct {
-    fn from(a: Act) -> WireAct {
-        match a {
-            Act::Bid(bid, seq) => WireAct::Bid { bid, seq },
-            Act::Play(card, seq) => WireAct::Play { card, seq },
-            Act::TakeOver => WireAct::TakeOver,
-            Act::Leave => WireAct::Leave,
-            Act::Closing => WireAct::Closing,
-            Act::Sync => WireAct::Sync,
-            Act::Start { owner_token } => WireAct::Start { owner_token },
-            Act::AddBots { owner_token } => WireAct::AddBots { owner_token },
-            Act::RemoveBot { owner_token, seat } => WireAct::RemoveBot { owner_token, seat },
-            Act::MoveSeat { owner_token, from, to } => WireAct::MoveSeat { owner_token, from, to },
-            Act::Invite { owner_token, seat } => WireAct::Invite { owner_token, seat },
-            Act::Seed(seed) => WireAct::Seed { seed },
-            Act::CommitSeed(commitment) => WireAct::CommitSeed { commitment },
-            Act::Chat(text) => WireAct::Chat { text },
-            Act::Rematch(ready) => WireAct::Rematch { ready },
-        }
-    }
-}
-
-impl From<WireAct> for Act {
-    fn from(a: WireAct) -> Act {
-        match a {
-            WireAct::Bid { bid, seq } => Act::Bid(bid, seq),
-            WireAct::Play { card, seq } => Act::Play(card, seq),
-            WireAct::TakeOver => Act::TakeOver,
-            WireAct::Leave => Act::Leave,
-            WireAct::Closing => Act::Closing,
-            WireAct::Sync => Act::Sync,
-            WireAct::Start { owner_token } => Act::Start { owner_token },
-            WireAct::AddBots { owner_token } => Act::AddBots { owner_token },
-            WireAct::RemoveBot { owner_token, seat } => Act::RemoveBot { owner_token, seat },
-            WireAct::MoveSeat { owner_token, from, to } => Act::MoveSeat { owner_token, from, to },
-            WireAct::Invite { owner_token, seat } => Act::Invite { owner_token, seat },
-            WireAct::Seed { seed } => Act::Seed(seed),
-            WireAct::CommitSeed { commitment } => Act::CommitSeed(commitment),
-            WireAct::Chat { text } => Act::Chat(text),
-            WireAct::Rematch { ready } => Act::Rematch(ready),
-        }
-    }
-}
-
-/// A connection's role, on the wire.
-#[derive(Serialize, Deserialize, Clone, Copy, PartialEq, Eq, Debug)]
-#[serde(tag = "kind", content = "seat", rename_all = "snake_case")]
-pub(crate) enum WireRole {
-    Seat(Seat),
-    Spectator,
-    Left(Seat),
-}
-
-impl From<Role> for WireRole {
-    fn from(r: Role) -> WireRole {
-        match r {
-            Role::Seat(s) => WireRole::Seat(s),
-            Role::Spectator => WireRole::Spectator,
-            Role::Left(s) => WireRole::Left(s),
-        }
-    }
-}
-
-impl From<WireRole> for Role {
-    fn from(r: WireRole) -> Role {
-        match r {
-            WireRole::Seat(s) => Role::Seat(s),
-            WireRole::Spectator => Role::Spectator,
-            WireRole::Left(s) => Role::Left(s),
-        }
-    }
-}
-
 /// A request to a node. `origin` is the process holding the client's socket
 /// (`<node>.<incarnation>`), `conn` the connection's id there.
-#[derive(Serialize, Deserialize)]
+#[derive(Serialize, Deserialize, Debug)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub(crate) enum Request {
     Attach {
         table: Uuid,
         origin: String,
         conn: u64,
-        how: WireAttach,
+        how: Attach,
         req: Option<u32>,
         quiet: bool,
     },
@@ -261,7 +93,7 @@ pub(crate) enum Request {
         origin: String,
         conn: u64,
         req: Option<u32>,
-        act: WireAct,
+        act: Act,
         /// Sent again after the table changed hands.
         #[serde(default)]
         resent: bool,
@@ -286,8 +118,8 @@ pub(crate) enum Request {
 pub(crate) enum Reply {
     /// The connection is attached; `again` attaches it to a later owner.
     Attached {
-        role: WireRole,
-        again: WireAttach,
+        role: Role,
+        again: Attach,
         epoch: u64,
     },
     /// Refused: the frames to deliver (the error).
@@ -363,12 +195,28 @@ pub enum FrameKind {
     Moved,
 }
 
-/// The header of a frames message: kind, version, connection id, epoch.
-const HEADER: usize = 1 + 1 + 8 + 8;
+/// The header of a frames message: kind, version, connection id, epoch,
+/// the frame's order (a tag and a number: [`Order::to_wire`]).
+const HEADER: usize = 1 + 1 + 8 + 8 + 1 + 8;
+
+/// What the header of a frames message says.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FrameHeader {
+    /// What the message is.
+    pub kind: FrameKind,
+    /// The connection, as its relay numbers it.
+    pub conn: u64,
+    /// The epoch of the owner that sent it.
+    pub epoch: u64,
+    /// Where the frame stands among the connection's frames.
+    pub order: Order,
+}
 
 /// A frames message: header, then the frame's text.
-pub fn frame_message(kind: FrameKind, conn: u64, epoch: u64, frame: &[u8]) -> Vec<u8> {
-    let mut out = Vec::with_capacity(HEADER + frame.len());
+pub fn frame_message(kind: FrameKind, conn: u64, epoch: u64, frame: Option<&Frame>) -> Vec<u8> {
+    let text = frame.map_or(&b""[..], |f| f.text.as_bytes());
+    let (tag, n) = frame.map_or(Order::Other, |f| f.order).to_wire();
+    let mut out = Vec::with_capacity(HEADER + text.len());
     out.push(match kind {
         FrameKind::Frame => 0,
         FrameKind::Released => 1,
@@ -377,12 +225,18 @@ pub fn frame_message(kind: FrameKind, conn: u64, epoch: u64, frame: &[u8]) -> Ve
     out.push(WIRE_VERSION);
     out.extend_from_slice(&conn.to_be_bytes());
     out.extend_from_slice(&epoch.to_be_bytes());
-    out.extend_from_slice(frame);
+    out.push(tag);
+    out.extend_from_slice(&n.to_be_bytes());
+    out.extend_from_slice(text);
     out
 }
 
-/// Reads a frames message: (kind, connection, epoch, offset of the frame).
-pub fn read_frame_message(bytes: &[u8]) -> Result<(FrameKind, u64, u64, usize), WireError> {
+/// Reads a frames message: its header, and the offset of the frame's text.
+pub fn read_frame_message(bytes: &[u8]) -> Result<(FrameHeader, usize), WireError> {
+    // The version first: another version's header may have another length.
+    if bytes.len() >= 2 && bytes[1] != WIRE_VERSION {
+        return Err(WireError::Version(bytes[1]));
+    }
     if bytes.len() < HEADER {
         return Err(WireError::Short);
     }
@@ -392,12 +246,12 @@ pub fn read_frame_message(bytes: &[u8]) -> Result<(FrameKind, u64, u64, usize), 
         2 => FrameKind::Moved,
         k => return Err(WireError::Unreadable(format!("frame kind {k}"))),
     };
-    if bytes[1] != WIRE_VERSION {
-        return Err(WireError::Version(bytes[1]));
-    }
-    let conn = u64::from_be_bytes(bytes[2..10].try_into().map_err(|_| WireError::Short)?);
-    let epoch = u64::from_be_bytes(bytes[10..18].try_into().map_err(|_| WireError::Short)?);
-    Ok((kind, conn, epoch, HEADER))
+    let number =
+        |at: usize| bytes[at..at + 8].try_into().map(u64::from_be_bytes).map_err(|_| WireError::Short);
+    let (conn, epoch) = (number(2)?, number(10)?);
+    let order = Order::from_wire(bytes[18], number(19)?)
+        .ok_or_else(|| WireError::Unreadable(format!("frame order {}", bytes[18])))?;
+    Ok((FrameHeader { kind, conn, epoch, order }, HEADER))
 }
 
 #[cfg(test)]
@@ -406,25 +260,45 @@ mod tests {
 
     #[test]
     fn frame_messages_round_trip_and_short_ones_are_refused() {
-        let m = frame_message(FrameKind::Frame, 7, 1 << 40, b"{\"type\":\"view\"}");
-        let (kind, conn, epoch, at) = read_frame_message(&m).unwrap();
-        assert_eq!((kind, conn, epoch), (FrameKind::Frame, 7, 1 << 40));
+        let view = Frame::new("{\"type\":\"view\"}", Order::Snapshot(9 << 32));
+        let m = frame_message(FrameKind::Frame, 7, 1 << 40, Some(&view));
+        let (h, at) = read_frame_message(&m).unwrap();
+        let header =
+            FrameHeader { kind: FrameKind::Frame, conn: 7, epoch: 1 << 40, order: Order::Snapshot(9 << 32) };
+        assert_eq!(h, header);
         assert_eq!(&m[at..], b"{\"type\":\"view\"}");
-        let r = frame_message(FrameKind::Released, 9, 3, b"");
-        assert_eq!(read_frame_message(&r).unwrap().0, FrameKind::Released);
+        let r = frame_message(FrameKind::Released, 9, 3, None);
+        assert_eq!(read_frame_message(&r).unwrap().0.kind, FrameKind::Released);
+        assert_eq!(read_frame_message(&r).unwrap().0.order, Order::Other);
         assert!(matches!(read_frame_message(&m[..5]), Err(WireError::Short)));
         let mut bad = m.clone();
+        bad[18] = 9;
+        assert!(matches!(read_frame_message(&bad), Err(WireError::Unreadable(_))), "an unknown order");
         bad[1] = 99;
         assert!(matches!(read_frame_message(&bad), Err(WireError::Version(99))));
         bad[0] = 5;
+        bad[1] = WIRE_VERSION;
         assert!(read_frame_message(&bad).is_err());
+    }
+
+    #[test]
+    fn a_frame_message_of_the_first_wire_version_is_refused_as_such() {
+        // Version 1: kind, version, conn, epoch, then the text at once.
+        let mut old = vec![0, 1];
+        old.extend_from_slice(&7u64.to_be_bytes());
+        old.extend_from_slice(&3u64.to_be_bytes());
+        old.extend_from_slice(b"{\"type\":\"ack\",\"req\":1}");
+        assert!(matches!(read_frame_message(&old), Err(WireError::Version(1))));
+        assert!(matches!(read_frame_message(&[0, 1]), Err(WireError::Version(1))));
     }
 
     #[test]
     fn claim_notices_round_trip() {
         let c = Claimed { node: "n2".into(), table: Uuid::nil(), epoch: 7 };
         assert_eq!(decode::<Claimed>(&encode(&c)).unwrap(), c);
-        assert!(decode::<Claimed>(b"{\"v\":1,\"msg\":{\"node\":\"n2\"}}").is_err());
+        assert!(decode::<Claimed>(b"{\"v\":2,\"msg\":{\"node\":\"n2\"}}").is_err());
+        let old = String::from_utf8(encode(&c)).unwrap().replace("\"v\":2", "\"v\":1");
+        assert!(matches!(decode::<Claimed>(old.as_bytes()), Err(WireError::Version(1))));
     }
 
     #[test]
@@ -434,50 +308,109 @@ mod tests {
             origin: "b".into(),
             conn: 3,
             req: Some(4),
-            act: WireAct::Play { card: "QH".parse().unwrap(), seq: Some(9) },
+            act: Act::Play { card: "QH".parse().unwrap(), seq: Some(9) },
             resent: false,
         };
         let bytes = encode(&r);
         let back: Request = decode(&bytes).unwrap();
         match back {
-            Request::Act { conn, req, act: WireAct::Play { card, seq }, .. } => {
+            Request::Act { conn, req, act: Act::Play { card, seq }, .. } => {
                 assert_eq!((conn, req, card.to_string(), seq), (3, Some(4), "QH".to_owned(), Some(9)));
             }
             _ => panic!("another request"),
         }
-        let text = String::from_utf8(bytes).unwrap().replace("\"v\":1", "\"v\":2");
-        assert!(matches!(decode::<Request>(text.as_bytes()), Err(WireError::Version(2))));
+        let text = String::from_utf8(bytes).unwrap().replace("\"v\":2", "\"v\":3");
+        assert!(matches!(decode::<Request>(text.as_bytes()), Err(WireError::Version(3))));
         assert!(matches!(
-            decode::<Request>(b"{\"v\":1,\"msg\":{\"type\":\"nope\"}}"),
+            decode::<Request>(b"{\"v\":2,\"msg\":{\"type\":\"nope\"}}"),
             Err(WireError::Unreadable(_))
         ));
         assert!(decode::<Request>(b"garbage").is_err());
     }
 
+    /// The table's own types are the wire's: their JSON is pinned here,
+    /// so that a change of form is seen (and [`WIRE_VERSION`] moves with it).
     #[test]
-    fn acts_and_attaches_survive_the_wire() {
-        for act in [
-            Act::Bid(0, Some(7)),
-            Act::TakeOver,
-            Act::Leave,
-            Act::Closing,
-            Act::Start { owner_token: "t".into() },
-            Act::AddBots { owner_token: "u".into() },
-            Act::RemoveBot { owner_token: "v".into(), seat: Seat::East },
-            Act::MoveSeat { owner_token: "w".into(), from: Seat::North, to: Seat::West },
-            Act::Invite { owner_token: "x".into(), seat: Seat::South },
+    fn acts_attaches_and_roles_keep_their_wire_form() {
+        use spades_engine::Seat;
+        let seed = "ab".repeat(32);
+        for (act, json) in [
+            (Act::Bid { bid: 0, seq: Some(7) }, r#"{"kind":"bid","bid":0,"seq":7}"#.to_owned()),
+            (
+                Act::Play { card: "QH".parse().unwrap(), seq: None },
+                r#"{"kind":"play","card":"QH"}"#.to_owned(),
+            ),
+            (Act::TakeOver, r#"{"kind":"take_over"}"#.to_owned()),
+            (Act::Leave, r#"{"kind":"leave"}"#.to_owned()),
+            (Act::Closing, r#"{"kind":"closing"}"#.to_owned()),
+            (Act::Sync, r#"{"kind":"sync"}"#.to_owned()),
+            (Act::Start { owner_token: "t".into() }, r#"{"kind":"start","owner_token":"t"}"#.to_owned()),
+            (Act::AddBots { owner_token: "u".into() }, r#"{"kind":"add_bots","owner_token":"u"}"#.to_owned()),
+            (
+                Act::RemoveBot { owner_token: "v".into(), seat: Seat::East },
+                r#"{"kind":"remove_bot","owner_token":"v","seat":"east"}"#.to_owned(),
+            ),
+            (
+                Act::MoveSeat { owner_token: "w".into(), from: Seat::North, to: Seat::West },
+                r#"{"kind":"move_seat","owner_token":"w","from":"north","to":"west"}"#.to_owned(),
+            ),
+            (
+                Act::Invite { owner_token: "x".into(), seat: Seat::South },
+                r#"{"kind":"invite","owner_token":"x","seat":"south"}"#.to_owned(),
+            ),
+            (Act::Seed { seed: seed.parse().unwrap() }, format!(r#"{{"kind":"seed","seed":"{seed}"}}"#)),
+            (
+                Act::CommitSeed { commitment: seed.parse().unwrap() },
+                format!(r#"{{"kind":"commit_seed","commitment":"{seed}"}}"#),
+            ),
+            (Act::Chat { text: "gg".into() }, r#"{"kind":"chat","text":"gg"}"#.to_owned()),
+            (Act::Rematch { ready: false }, r#"{"kind":"rematch","ready":false}"#.to_owned()),
         ] {
-            let wire = WireAct::from(act.clone());
-            assert!(WireAct::from(Act::from(wire.clone())) == wire);
+            assert_eq!(serde_json::to_string(&act).unwrap(), json);
+            assert!(serde_json::from_str::<Act>(&json).unwrap() == act, "{json}");
         }
-        let a = WireAttach::from(Attach::Join { name: "Ann".into(), seat: Some(Seat::East), invite: None });
-        assert!(WireAttach::from(Attach::from(a.clone())) == a);
-        let invited =
-            WireAttach::from(Attach::Join { name: "Dee".into(), seat: None, invite: Some("code".into()) });
-        assert!(WireAttach::from(Attach::from(invited.clone())) == invited);
-        // A node that knows no invitations reads a join without one.
-        let old: WireAttach = serde_json::from_str(r#"{"kind":"join","name":"Ann","seat":null}"#).unwrap();
-        assert!(matches!(Attach::from(old), Attach::Join { invite: None, .. }));
-        assert_eq!(Role::from(WireRole::from(Role::Left(Seat::West))), Role::Left(Seat::West));
+        for (how, json) in [
+            (
+                Attach::Join { name: "Ann".into(), seat: Some(Seat::East), invite: None },
+                r#"{"kind":"join","name":"Ann","seat":"east"}"#,
+            ),
+            (
+                Attach::Join { name: "Dee".into(), seat: None, invite: Some("code".into()) },
+                r#"{"kind":"join","name":"Dee","seat":null,"invite":"code"}"#,
+            ),
+            (Attach::Resume { token: "tok".into() }, r#"{"kind":"resume","token":"tok"}"#),
+            (Attach::Watch, r#"{"kind":"watch"}"#),
+        ] {
+            assert_eq!(serde_json::to_string(&how).unwrap(), json);
+            assert!(serde_json::from_str::<Attach>(json).unwrap() == how, "{json}");
+        }
+        for (role, json) in [
+            (Role::Seat(Seat::North), r#"{"kind":"seat","seat":"north"}"#),
+            (Role::Spectator, r#"{"kind":"spectator"}"#),
+            (Role::Left(Seat::West), r#"{"kind":"left","seat":"west"}"#),
+        ] {
+            assert_eq!(serde_json::to_string(&role).unwrap(), json);
+            assert_eq!(serde_json::from_str::<Role>(json).unwrap(), role);
+        }
+    }
+
+    #[test]
+    fn secrets_on_the_wire_never_reach_a_debug_string() {
+        let seed = "cd".repeat(32);
+        let r = Request::Act {
+            table: Uuid::nil(),
+            origin: "b".into(),
+            conn: 3,
+            req: None,
+            act: Act::Start { owner_token: "owner-secret".into() },
+            resent: false,
+        };
+        let seeded = Act::Seed { seed: seed.parse().unwrap() };
+        let joined = Attach::Join { name: "Ann".into(), seat: None, invite: Some("invite-secret".into()) };
+        let resumed = Attach::Resume { token: "seat-secret".into() };
+        let shown = format!("{r:?} {seeded:?} {joined:?} {resumed:?}");
+        for secret in ["owner-secret", seed.as_str(), "invite-secret", "seat-secret"] {
+            assert!(!shown.contains(secret), "{shown}");
+        }
     }
 }

@@ -112,6 +112,85 @@ impl Table {
         }
     }
 
+    /// Owner actions need the owner token and a match not yet started;
+    /// refuses (and returns false) otherwise.
+    pub(super) fn owner_in_lobby(
+        &mut self,
+        conn: ConnId,
+        req: Option<u32>,
+        owner_token: &str,
+        what: &str,
+    ) -> bool {
+        if !self.owner.matches(owner_token) {
+            self.error_to(conn, req, ErrorCode::InvalidToken, format!("only the table's owner can {what}"));
+            return false;
+        }
+        if self.game.is_some() {
+            self.error_to(conn, req, ErrorCode::AlreadyStarted, "the match has already started");
+            return false;
+        }
+        if self.revealing() {
+            self.error_to(
+                conn,
+                req,
+                ErrorCode::AlreadyStarted,
+                "the match is starting: the seats reveal their seeds",
+            );
+            return false;
+        }
+        true
+    }
+
+    /// Owner, in the lobby: the match starts (its seeds are revealed
+    /// first, `fair.rs`) once every seat is taken.
+    pub(super) async fn start_match(
+        &mut self,
+        conn: ConnId,
+        req: Option<u32>,
+        owner_token: &str,
+        now: Instant,
+    ) {
+        if !self.owner_in_lobby(conn, req, owner_token, "start the match") {
+            return;
+        }
+        if self.seats.0.iter().any(Option::is_none) {
+            return self.error_to(
+                conn,
+                req,
+                ErrorCode::SeatsEmpty,
+                "every seat must be taken (add bots to fill them)",
+            );
+        }
+        self.start(conn, req, now).await;
+    }
+
+    /// Owner, in the lobby: a bot in every empty seat.
+    pub(super) async fn add_bots(&mut self, conn: ConnId, req: Option<u32>, owner_token: &str, now: Instant) {
+        if !self.owner_in_lobby(conn, req, owner_token, "add bots") {
+            return;
+        }
+        let mut added = Vec::new();
+        for seat in Seat::ALL {
+            if self.seats[seat].is_none() {
+                self.seats[seat] = Some(Occupant::bot(format!("{seat} bot")));
+                added.push(seat);
+            }
+        }
+        if let Err(e) = self.write_seats().await {
+            warn!(error = %e, "could not store the bots' seats: refused");
+            for seat in added {
+                self.seats[seat] = None;
+            }
+            return self.error_to(
+                conn,
+                req,
+                ErrorCode::StorageUnavailable,
+                "the seats could not be stored: try again in a moment",
+            );
+        }
+        self.broadcast_with(now, Some((conn, req)));
+    }
+
     /// Owner, in the lobby: the bot at `seat` goes and the seat is empty.
     pub(super) async fn remove_bot(
         &mut self,

@@ -5,11 +5,10 @@
 
 use std::collections::VecDeque;
 
-use axum::extract::ws::Utf8Bytes;
 use spades_protocol::{ErrorCode, ServerMessage};
 use tracing::warn;
 
-use super::{ConnId, Role, Table};
+use super::{ConnId, Frame, Role, Table};
 
 /// Messages kept for connections that attach later.
 pub(super) const HISTORY: usize = 30;
@@ -18,7 +17,7 @@ pub(super) const HISTORY: usize = 30;
 /// id.
 #[derive(Debug)]
 pub(super) struct ChatLog {
-    frames: VecDeque<Utf8Bytes>,
+    frames: VecDeque<Frame>,
     /// Ids grow like view `seq`: from `epoch << 32` after a restore, so a
     /// client that keeps messages by id never takes a new one for an old.
     next_id: u64,
@@ -53,8 +52,8 @@ impl Table {
         };
         let id = self.chat_log.next_id;
         let msg = ServerMessage::Chat { id, from, name, text, at: crate::time::now_ms() };
-        let frame = match serde_json::to_string(&msg) {
-            Ok(text) => Utf8Bytes::from(text),
+        let frame = match Frame::of(&msg) {
+            Ok(frame) => frame,
             Err(e) => return warn!(error = %e, "could not serialise a chat message"),
         };
         self.chat_log.next_id += 1;

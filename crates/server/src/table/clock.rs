@@ -4,7 +4,7 @@
 use std::time::Duration;
 
 use spades_engine::{Match, Phase, Seat};
-use spades_protocol::{ActionSource, ClockKind, SeatKind};
+use spades_protocol::{ActionSource, ClockKind};
 use tokio::time::Instant;
 use tracing::info;
 
@@ -92,9 +92,7 @@ impl Table {
             self.bot_due = None;
             if let Some(seat) = self.game.as_ref().and_then(Match::turn) {
                 let source = match self.seats[seat].as_ref() {
-                    Some(o) if o.kind == SeatKind::Human && o.autopilot && !o.left && !o.grace_expired => {
-                        ActionSource::Autopilot
-                    }
+                    Some(o) if o.autopiloted() => ActionSource::Autopilot,
                     _ => ActionSource::Bot,
                 };
                 self.table_move(seat, turn, source).await;

@@ -226,7 +226,7 @@ impl Table {
         self.fair = None;
         self.hands_stored = 0;
         for o in self.seats.0.iter_mut().flatten() {
-            o.timeouts = 0;
+            o.match_starts();
         }
         self.arm_turn(now);
         self.broadcast_with(now, ack);

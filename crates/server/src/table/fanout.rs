@@ -7,7 +7,6 @@
 //! connections are detached after the fan-out, in a loop, never by
 //! recursing into another broadcast.
 
-use axum::extract::ws::Utf8Bytes;
 use spades_engine::{Match, Phase, Seat};
 use spades_protocol::{
     Clock, ErrorCode, SeatInfo, SeatStatus, ServerMessage, TableOptions, TablePhase, TableStatus,
@@ -19,7 +18,7 @@ use tracing::{debug, warn};
 use uuid::Uuid;
 
 use super::delta::{Progress, Sent};
-use super::{ConnId, Outbox, Role, Table};
+use super::{ConnId, Frame, Order, Outbox, Role, Table};
 
 /// A connection attached to the table.
 #[derive(Debug)]
@@ -65,7 +64,7 @@ pub(crate) fn empty_status(id: Uuid) -> TableStatus {
 impl Table {
     /// Queues `frame` for `conn`; a full or closed outbox marks the
     /// connection to be dropped.
-    pub(super) fn queue(&mut self, conn: ConnId, outbox_index: usize, frame: Utf8Bytes) {
+    pub(super) fn queue(&mut self, conn: ConnId, outbox_index: usize, frame: Frame) {
         match self.conns[outbox_index].outbox.try_send(frame) {
             Ok(()) => {}
             Err(TrySendError::Full(_)) => {
@@ -81,8 +80,8 @@ impl Table {
 
     pub(super) fn send_to(&mut self, conn: ConnId, msg: &ServerMessage) {
         let Some(i) = self.conns.iter().position(|c| c.id == conn) else { return };
-        match serde_json::to_string(msg) {
-            Ok(text) => self.queue(conn, i, Utf8Bytes::from(text)),
+        match Frame::of(msg) {
+            Ok(frame) => self.queue(conn, i, frame),
             Err(e) => warn!(error = %e, "could not serialise a reply"),
         }
     }
@@ -103,9 +102,8 @@ impl Table {
     /// Refuses an attach: the connection is not in the table's list yet.
     pub(super) fn refuse(outbox: &Outbox, req: Option<u32>, code: ErrorCode, message: &str) {
         crate::metrics::error(code);
-        if let Ok(text) = serde_json::to_string(&ServerMessage::Error { req, code, message: message.into() })
-        {
-            let _ = outbox.try_send(Utf8Bytes::from(text));
+        if let Ok(frame) = Frame::of(&ServerMessage::Error { req, code, message: message.into() }) {
+            let _ = outbox.try_send(frame);
         }
     }
 
@@ -159,13 +157,7 @@ impl Table {
         })
     }
 
-    fn render(
-        &self,
-        role: Role,
-        seats: &[SeatInfo; 4],
-        clock: Option<Clock>,
-        now_ms: u64,
-    ) -> Option<Utf8Bytes> {
+    fn render(&self, role: Role, seats: &[SeatInfo; 4], clock: Option<Clock>, now_ms: u64) -> Option<Frame> {
         let viewer = match role {
             Role::Seat(s) => Some(s),
             Role::Spectator | Role::Left(_) => None,
@@ -186,8 +178,8 @@ impl Table {
             fair: self.fairness(),
             rematch: self.rematch_view(),
         };
-        match serde_json::to_string(&ServerMessage::View { seq: self.seq, view: Box::new(view) }) {
-            Ok(s) => Some(Utf8Bytes::from(s)),
+        match Frame::of(&ServerMessage::View { seq: self.seq, view: Box::new(view) }) {
+            Ok(frame) => Some(frame),
             Err(e) => {
                 warn!(error = %e, "could not serialise a view");
                 None
@@ -222,8 +214,8 @@ impl Table {
         };
         // One frame per seat and one for all spectators, all made before
         // the first is queued.
-        let mut snapshots: [Option<Utf8Bytes>; 5] = Default::default();
-        let mut changes: [Option<Utf8Bytes>; 5] = Default::default();
+        let mut snapshots: [Option<Frame>; 5] = Default::default();
+        let mut changes: [Option<Frame>; 5] = Default::default();
         let common = delta.as_mut().and_then(|d| {
             let msg =
                 ServerMessage::Change { seq: self.seq, change: Box::new(std::mem::take(&mut d.change)) };
@@ -238,10 +230,11 @@ impl Table {
                             Role::Seat(s) => d.seat_part(s, self.game.as_ref()),
                             Role::Spectator | Role::Left(_) => None,
                         };
-                        changes[k] = Some(match part.map(|p| serde_json::to_string(&p)) {
-                            Some(Ok(part)) => Utf8Bytes::from(splice(common, &part)),
-                            _ => Utf8Bytes::from(common.clone()),
-                        });
+                        let text = match part.map(|p| serde_json::to_string(&p)) {
+                            Some(Ok(part)) => splice(common, &part),
+                            _ => common.clone(),
+                        };
+                        changes[k] = Some(Frame::new(text, Order::Change(self.seq)));
                     }
                 }
                 _ => {
@@ -251,9 +244,8 @@ impl Table {
                 }
             }
         }
-        let ack = ack.and_then(|(conn, req)| {
-            serde_json::to_string(&ServerMessage::Ack { req }).ok().map(|t| (conn, Utf8Bytes::from(t)))
-        });
+        let ack = ack
+            .and_then(|(conn, req)| Frame::of(&ServerMessage::Ack { req }).ok().map(|frame| (conn, frame)));
         // The REST status and lobby line first: a client that reads the
         // status after its frame must not find the table as it was before.
         self.publish_at(seats, clock);
@@ -289,6 +281,12 @@ impl Table {
             last_action: self.last_action,
             game: self.game.as_ref().map(Progress::of),
         }
+    }
+
+    /// The connection asked for a snapshot: an `ack`, then the view.
+    pub(super) fn sync(&mut self, conn: ConnId, req: Option<u32>, now: Instant) {
+        self.send_to(conn, &ServerMessage::Ack { req });
+        self.send_view_to(conn, now);
     }
 
     /// Sends `conn` a snapshot. When the table changed since the last

@@ -22,7 +22,8 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use spades_engine::{BySeat, Card, Match, Seat};
+use serde::{Deserialize, Serialize};
+use spades_engine::{Action, BySeat, Card, ClientSeed, Commitment, Match, Seat};
 use spades_protocol::{ErrorCode, TableOptions, TableStatus};
 use tokio::sync::{mpsc, oneshot, watch};
 use tokio::time::Instant;
@@ -45,6 +46,7 @@ mod fair;
 mod fanout;
 mod handle;
 mod moves;
+mod outbox;
 mod rematch;
 mod seats;
 mod stale;
@@ -55,17 +57,17 @@ use fanout::Conn;
 pub(crate) use fanout::empty_status;
 pub use handle::{TableClosed, TableHandle};
 use moves::Retry;
+pub use outbox::{Frame, Order, Outbox};
 pub use rematch::RematchPlan;
 use seats::Occupant;
 
 /// Identifies one WebSocket connection.
 pub type ConnId = u64;
 
-/// A connection's bounded queue of outgoing frames.
-pub type Outbox = mpsc::Sender<axum::extract::ws::Utf8Bytes>;
-
-/// How a connection attaches to a table.
-#[derive(Clone)]
+/// How a connection attaches to a table; as it is, its form on the
+/// cluster's wire (a relay attaches its connections to the table's owner).
+#[derive(Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Attach {
     /// Take a seat.
     Join {
@@ -74,6 +76,7 @@ pub enum Attach {
         /// The seat wanted.
         seat: Option<Seat>,
         /// The owner's invitation to a seat whose player left.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
         invite: Option<String>,
     },
     /// Come back to a seat.
@@ -102,8 +105,9 @@ impl std::fmt::Debug for Attach {
     }
 }
 
-/// What a connection is at its table.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// What a connection is at its table (on the cluster's wire too).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", content = "seat", rename_all = "snake_case")]
 pub enum Role {
     /// Plays this seat.
     Seat(Seat),
@@ -132,19 +136,39 @@ pub struct Attached {
     pub again: Attach,
 }
 
-/// An action from a connection.
-#[derive(Clone)]
+/// What a connection attached to a table asks of it: the table's part of a
+/// client message (`ws.rs` makes it from the [`ClientMessage`]), and, as it
+/// is, its form on the cluster's wire (a relay sends it to the table's
+/// owner). [`Table::act`] says where each goes.
+///
+/// [`ClientMessage`]: spades_protocol::ClientMessage
+#[derive(Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Act {
     /// Bid, chosen from the frame of this `seq` (if the client said).
-    Bid(u8, Option<u64>),
+    Bid {
+        /// The bid.
+        bid: u8,
+        /// The frame it was chosen from.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        seq: Option<u64>,
+    },
     /// Play a card, chosen from the frame of this `seq` (if the client said).
-    Play(Card, Option<u64>),
+    Play {
+        /// The card.
+        card: Card,
+        /// The frame it was chosen from.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        seq: Option<u64>,
+    },
     /// Take the seat back from autopilot or the bot.
     TakeOver,
     /// Leave for good.
     Leave,
     /// The client is closing on purpose.
     Closing,
+    /// Send this connection a snapshot.
+    Sync,
     /// Owner: start.
     Start {
         /// The owner token.
@@ -180,29 +204,40 @@ pub enum Act {
     },
     /// A player's seed for the fair deals (in the clear before the start,
     /// or revealed against its commitment after it).
-    Seed(spades_engine::ClientSeed),
+    Seed {
+        /// The seed.
+        seed: ClientSeed,
+    },
     /// A player's commitment to its seed, before the start.
-    CommitSeed(spades_engine::Commitment),
+    CommitSeed {
+        /// The commitment.
+        commitment: Commitment,
+    },
     /// Say something (already checked and rate-limited by the connection).
-    Chat(String),
+    Chat {
+        /// The text.
+        text: String,
+    },
     /// After the match: ready for a rematch, or no longer.
-    Rematch(bool),
-    /// Send this connection a snapshot.
-    Sync,
+    Rematch {
+        /// Ready or not.
+        ready: bool,
+    },
 }
 
+/// Owner tokens and seeds are secrets, and chat is the players' own: never
+/// printed.
 impl std::fmt::Debug for Act {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            Act::Bid(b, seq) => f.debug_tuple("Bid").field(b).field(seq).finish(),
-            Act::Play(c, seq) => f.debug_tuple("Play").field(c).field(seq).finish(),
+            Act::Bid { bid, seq } => f.debug_struct("Bid").field("bid", bid).field("seq", seq).finish(),
+            Act::Play { card, seq } => f.debug_struct("Play").field("card", card).field("seq", seq).finish(),
             Act::TakeOver => f.write_str("TakeOver"),
             Act::Leave => f.write_str("Leave"),
             Act::Closing => f.write_str("Closing"),
             Act::Sync => f.write_str("Sync"),
-            Act::Chat(text) => f.debug_tuple("Chat").field(&text.len()).finish(),
-            Act::Rematch(ready) => f.debug_tuple("Rematch").field(ready).finish(),
-            // Owner tokens are secrets: never printed.
+            Act::Chat { text } => f.debug_struct("Chat").field("chars", &text.chars().count()).finish(),
+            Act::Rematch { ready } => f.debug_struct("Rematch").field("ready", ready).finish(),
             Act::Start { .. } => f.debug_struct("Start").finish_non_exhaustive(),
             Act::AddBots { .. } => f.debug_struct("AddBots").finish_non_exhaustive(),
             Act::RemoveBot { seat, .. } => {
@@ -212,9 +247,10 @@ impl std::fmt::Debug for Act {
                 f.debug_struct("MoveSeat").field("from", from).field("to", to).finish_non_exhaustive()
             }
             Act::Invite { seat, .. } => f.debug_struct("Invite").field("seat", seat).finish_non_exhaustive(),
-            // A seed is secret until the seats reveal: never printed.
-            Act::Seed(_) => f.write_str("Seed(***)"),
-            Act::CommitSeed(c) => f.debug_tuple("CommitSeed").field(c).finish(),
+            Act::Seed { .. } => f.debug_struct("Seed").finish_non_exhaustive(),
+            Act::CommitSeed { commitment } => {
+                f.debug_struct("CommitSeed").field("commitment", commitment).finish()
+            }
         }
     }
 }
@@ -472,7 +508,7 @@ struct Table {
     /// Open invitations to the seats of players who left.
     invites: arrange::Invites,
     /// Once the match is dealt: each seat's commitment to its seed.
-    commitments: BySeat<Option<spades_engine::Commitment>>,
+    commitments: BySeat<Option<Commitment>>,
     /// Readiness for a rematch, once the match is over.
     rematch: rematch::RematchState,
     /// Hand results written to the log so far.
@@ -550,6 +586,39 @@ impl Table {
             TableCommand::RematchStarted { conn, req, next } => self.rematch_started(conn, req, next, now),
         }
         self.settle_dropped(now);
+    }
+
+    /// Where each act of an attached connection goes: a seat's own moves to
+    /// `seats.rs` (bids and cards on to `moves.rs`), the owner's lobby
+    /// actions to `arrange.rs`, seeds to `fair.rs`, chat to `chat.rs`,
+    /// readiness to `rematch.rs`, a snapshot to `fanout.rs`.
+    async fn act(&mut self, conn: ConnId, req: Option<u32>, (act, resent): (Act, bool), now: Instant) {
+        let Some(role) = self.conns.iter().find(|c| c.id == conn).map(|c| c.role) else { return };
+        match act {
+            Act::Bid { bid, seq } => {
+                self.seat_move(conn, req, role, (Action::Bid(bid), seq, resent), now).await
+            }
+            Act::Play { card, seq } => {
+                self.seat_move(conn, req, role, (Action::Play(card), seq, resent), now).await;
+            }
+            Act::TakeOver => self.take_over(conn, req, role, now).await,
+            Act::Leave => self.leave(conn, req, role, now).await,
+            Act::Closing => self.closing(conn, req),
+            Act::Sync => self.sync(conn, req, now),
+            Act::Start { owner_token } => self.start_match(conn, req, &owner_token, now).await,
+            Act::AddBots { owner_token } => self.add_bots(conn, req, &owner_token, now).await,
+            Act::RemoveBot { owner_token, seat } => self.remove_bot(conn, req, &owner_token, seat, now).await,
+            Act::MoveSeat { owner_token, from, to } => {
+                self.move_seat(conn, req, &owner_token, (from, to), now).await;
+            }
+            Act::Invite { owner_token, seat } => self.invite(conn, req, &owner_token, seat),
+            Act::Seed { seed } => self.contribute(conn, req, role, fair::Offer::Seed(seed), now).await,
+            Act::CommitSeed { commitment } => {
+                self.contribute(conn, req, role, fair::Offer::Commitment(commitment), now).await;
+            }
+            Act::Chat { text } => self.chat(conn, req, role, text),
+            Act::Rematch { ready } => self.rematch_ready(conn, req, role, ready, now),
+        }
     }
 }
 

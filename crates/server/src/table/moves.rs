@@ -278,17 +278,11 @@ impl Table {
         let mut seats_changed = false;
         if let Some(o) = self.seats[seat].as_mut() {
             match source {
-                ActionSource::Player => {
-                    seats_changed = o.timeouts > 0 || o.autopilot;
-                    o.timeouts = 0;
-                    o.autopilot = false;
-                }
+                ActionSource::Player => seats_changed = o.played(),
                 ActionSource::Timeout => {
-                    o.timeouts = o.timeouts.saturating_add(1);
                     seats_changed = true;
-                    if o.timeouts >= autopilot_after && !o.autopilot {
+                    if o.timed_out(autopilot_after) {
                         info!(%seat, timeouts = o.timeouts, "autopilot on");
-                        o.autopilot = true;
                     }
                 }
                 ActionSource::Autopilot | ActionSource::Bot => {}

@@ -9,7 +9,7 @@ use tokio::time::Instant;
 use tracing::{info, warn};
 
 use super::fanout::Conn;
-use super::{Act, Attach, Attached, ConnId, Outbox, Role, Table, TableSettings};
+use super::{Attach, Attached, ConnId, Outbox, Role, Table, TableSettings};
 use crate::record::RestoredSeat;
 use crate::storage::SeatRecord;
 use crate::token::{TokenHash, new_token};
@@ -52,7 +52,7 @@ impl Occupant {
         }
     }
 
-    fn bot(name: String) -> Occupant {
+    pub(super) fn bot(name: String) -> Occupant {
         Occupant { kind: SeatKind::Bot, token: None, ..Occupant::human(name, TokenHash([0; 32])) }
     }
 
@@ -91,6 +91,104 @@ impl Occupant {
     /// True when the table plays this seat by itself.
     pub(super) fn auto_played(&self) -> bool {
         self.kind == SeatKind::Bot || self.left || self.grace_expired || self.autopilot
+    }
+
+    /// True when the table plays this person's seat for them because of
+    /// their timeouts (not because they are gone or left).
+    pub(super) fn autopiloted(&self) -> bool {
+        self.kind == SeatKind::Human && self.autopilot && !self.left && !self.grace_expired
+    }
+
+    /// A connection attached to the seat. True when the player came back
+    /// to a seat the bot or the autopilot was playing, or one with
+    /// timeouts: it is theirs again without taking over.
+    pub(super) fn attached(&mut self) -> bool {
+        let returned = self.conns == 0 && (self.grace_expired || self.autopilot || self.timeouts > 0);
+        if returned {
+            self.clear_absence();
+        }
+        self.conns += 1;
+        self.away_until = None;
+        self.closing = false;
+        returned
+    }
+
+    /// A connection of the seat went away (`closing`: it said it was
+    /// closing on purpose). When it was the last of a person still playing,
+    /// the grace starts: its length.
+    pub(super) fn detached(
+        &mut self,
+        closing: bool,
+        now: Instant,
+        settings: &TableSettings,
+    ) -> Option<std::time::Duration> {
+        self.conns = self.conns.saturating_sub(1);
+        self.closing |= closing;
+        if self.conns > 0 || self.kind != SeatKind::Human || self.left || self.grace_expired {
+            return None;
+        }
+        let grace = if self.closing { settings.closing_grace } else { settings.grace };
+        self.away_until = Some(now + grace);
+        Some(grace)
+    }
+
+    /// True when the player is away and the grace has run out by `now`.
+    pub(super) fn grace_over(&self, now: Instant) -> bool {
+        self.conns == 0 && self.away_until.is_some_and(|t| t <= now)
+    }
+
+    /// The grace ran out during the match: a bot plays until the player
+    /// comes back.
+    pub(super) fn hand_to_bot(&mut self) {
+        self.away_until = None;
+        self.grace_expired = true;
+    }
+
+    /// The player left the match for good.
+    pub(super) fn leave(&mut self) {
+        self.left = true;
+        self.conns = 0;
+        self.away_until = None;
+    }
+
+    /// The player takes the seat back from the autopilot or the bot; false
+    /// when neither was playing it.
+    pub(super) fn take_over(&mut self) -> bool {
+        let taken = self.autopilot || self.grace_expired;
+        if taken {
+            self.clear_absence();
+        }
+        taken
+    }
+
+    /// The player made a move of their own. True when that changed the
+    /// seat (it had timeouts, or was on autopilot).
+    pub(super) fn played(&mut self) -> bool {
+        let changed = self.timeouts > 0 || self.autopilot;
+        self.timeouts = 0;
+        self.autopilot = false;
+        changed
+    }
+
+    /// The turn timed out: one more timeout in a row. True when that turned
+    /// the autopilot on.
+    pub(super) fn timed_out(&mut self, autopilot_after: u8) -> bool {
+        self.timeouts = self.timeouts.saturating_add(1);
+        let on = self.timeouts >= autopilot_after && !self.autopilot;
+        self.autopilot |= on;
+        on
+    }
+
+    /// The match starts: no timeouts yet.
+    pub(super) fn match_starts(&mut self) {
+        self.timeouts = 0;
+    }
+
+    /// Timeouts, the autopilot and an expired grace are forgotten.
+    fn clear_absence(&mut self) {
+        self.grace_expired = false;
+        self.autopilot = false;
+        self.timeouts = 0;
     }
 
     fn record(&self) -> SeatRecord {
@@ -203,22 +301,12 @@ impl Table {
                 )
             }
         };
-        let mut returned = false;
-        if let Role::Seat(seat) = role
-            && let Some(o) = self.seats[seat].as_mut()
-        {
-            if o.conns == 0 && (o.grace_expired || o.autopilot || o.timeouts > 0) {
-                // A player coming back gets the seat back from the bot or the
-                // autopilot without having to take over.
-                o.grace_expired = false;
-                o.autopilot = false;
-                o.timeouts = 0;
-                returned = true;
-            }
-            o.conns += 1;
-            o.away_until = None;
-            o.closing = false;
-        }
+        // A player coming back gets the seat back from the bot or the
+        // autopilot without having to take over.
+        let returned = match role {
+            Role::Seat(seat) => self.seats[seat].as_mut().is_some_and(Occupant::attached),
+            Role::Spectator | Role::Left(_) => false,
+        };
         if returned {
             self.seats_changed().await;
         }
@@ -262,14 +350,8 @@ impl Table {
         }
         let Role::Seat(seat) = c.role else { return false };
         let settings = Arc::clone(&self.settings);
-        if let Some(o) = self.seats[seat].as_mut() {
-            o.conns = o.conns.saturating_sub(1);
-            o.closing |= c.closing;
-            if o.conns == 0 && o.kind == SeatKind::Human && !o.left && !o.grace_expired {
-                let grace = if o.closing { settings.closing_grace } else { settings.grace };
-                o.away_until = Some(now + grace);
-                info!(%seat, grace_secs = grace.as_secs_f32(), "player disconnected");
-            }
+        if let Some(grace) = self.seats[seat].as_mut().and_then(|o| o.detached(c.closing, now, &settings)) {
+            info!(%seat, grace_secs = grace.as_secs_f32(), "player disconnected");
         }
         true
     }
@@ -281,10 +363,7 @@ impl Table {
         let mut changed = false;
         let in_lobby = self.game.is_none();
         for seat in Seat::ALL {
-            let expired = self.seats[seat]
-                .as_ref()
-                .is_some_and(|o| o.conns == 0 && o.away_until.is_some_and(|t| t <= now));
-            if !expired {
+            if !self.seats[seat].as_ref().is_some_and(|o| o.grace_over(now)) {
                 continue;
             }
             changed = true;
@@ -293,8 +372,7 @@ impl Table {
                 self.seats[seat] = None;
             } else if let Some(o) = self.seats[seat].as_mut() {
                 info!(%seat, "grace ran out: a bot plays the seat");
-                o.away_until = None;
-                o.grace_expired = true;
+                o.hand_to_bot();
             }
         }
         if changed {
@@ -303,207 +381,92 @@ impl Table {
         changed
     }
 
-    pub(super) async fn act(
-        &mut self,
-        conn: ConnId,
-        req: Option<u32>,
-        (act, resent): (Act, bool),
-        now: Instant,
-    ) {
-        let Some(role) = self.conns.iter().find(|c| c.id == conn).map(|c| c.role) else { return };
-        match act {
-            Act::Start { owner_token } => {
-                if !self.owner_in_lobby(conn, req, &owner_token, "start the match") {
-                    return;
-                }
-                if self.seats.0.iter().any(Option::is_none) {
-                    return self.error_to(
-                        conn,
-                        req,
-                        ErrorCode::SeatsEmpty,
-                        "every seat must be taken (add bots to fill them)",
-                    );
-                }
-                self.start(conn, req, now).await;
+    /// The seat `role` plays, for one of its own moves; refuses (and
+    /// returns `None`) a spectator and a player who left.
+    fn acting_seat(&mut self, conn: ConnId, req: Option<u32>, role: Role) -> Option<Seat> {
+        match role {
+            Role::Seat(s) => Some(s),
+            Role::Spectator => {
+                self.error_to(conn, req, ErrorCode::NotSeated, "spectators cannot act");
+                None
             }
-            Act::AddBots { owner_token } => {
-                if !self.owner_in_lobby(conn, req, &owner_token, "add bots") {
-                    return;
-                }
-                let mut added = Vec::new();
-                for seat in Seat::ALL {
-                    if self.seats[seat].is_none() {
-                        self.seats[seat] = Some(Occupant::bot(format!("{seat} bot")));
-                        added.push(seat);
-                    }
-                }
-                if let Err(e) = self.write_seats().await {
-                    warn!(error = %e, "could not store the bots' seats: refused");
-                    for seat in added {
-                        self.seats[seat] = None;
-                    }
-                    return self.error_to(
-                        conn,
-                        req,
-                        ErrorCode::StorageUnavailable,
-                        "the seats could not be stored: try again in a moment",
-                    );
-                }
-                self.broadcast_with(now, Some((conn, req)));
-            }
-            Act::RemoveBot { owner_token, seat } => self.remove_bot(conn, req, &owner_token, seat, now).await,
-            Act::MoveSeat { owner_token, from, to } => {
-                self.move_seat(conn, req, &owner_token, (from, to), now).await;
-            }
-            Act::Invite { owner_token, seat } => self.invite(conn, req, &owner_token, seat),
-            Act::Chat(text) => self.chat(conn, req, role, text),
-            Act::Rematch(ready) => self.rematch_ready(conn, req, role, ready, now),
-            Act::Closing => {
-                if let Some(c) = self.conns.iter_mut().find(|c| c.id == conn) {
-                    c.closing = true;
-                }
-                self.send_to(conn, &ServerMessage::Ack { req });
-            }
-            Act::Seed(seed) => self.contribute(conn, req, role, super::fair::Offer::Seed(seed), now).await,
-            Act::CommitSeed(c) => {
-                self.contribute(conn, req, role, super::fair::Offer::Commitment(c), now).await
-            }
-            Act::Sync => {
-                self.send_to(conn, &ServerMessage::Ack { req });
-                self.send_view_to(conn, now);
-            }
-            Act::Bid(..) | Act::Play(..) | Act::TakeOver | Act::Leave => {
-                let seat = match role {
-                    Role::Seat(s) => s,
-                    Role::Spectator => {
-                        return self.error_to(conn, req, ErrorCode::NotSeated, "spectators cannot act");
-                    }
-                    Role::Left(_) => {
-                        return self.error_to(
-                            conn,
-                            req,
-                            ErrorCode::SeatLeft,
-                            "you left this match: you can only watch",
-                        );
-                    }
-                };
-                self.seat_act(conn, req, seat, (act, resent), now).await;
+            Role::Left(_) => {
+                self.error_to(conn, req, ErrorCode::SeatLeft, "you left this match: you can only watch");
+                None
             }
         }
     }
 
-    /// Owner actions need the owner token and a match not yet started;
-    /// refuses (and returns false) otherwise.
-    pub(super) fn owner_in_lobby(
+    /// A bid or a card of the seat `role` plays.
+    pub(super) async fn seat_move(
         &mut self,
         conn: ConnId,
         req: Option<u32>,
-        owner_token: &str,
-        what: &str,
-    ) -> bool {
-        if !self.owner.matches(owner_token) {
-            self.error_to(conn, req, ErrorCode::InvalidToken, format!("only the table's owner can {what}"));
-            return false;
+        role: Role,
+        chosen: (Action, Option<u64>, bool),
+        now: Instant,
+    ) {
+        if let Some(seat) = self.acting_seat(conn, req, role) {
+            self.player_action(conn, req, seat, chosen, now).await;
         }
-        if self.game.is_some() {
-            self.error_to(conn, req, ErrorCode::AlreadyStarted, "the match has already started");
-            return false;
-        }
+    }
+
+    /// The player leaves: in the lobby the seat is freed, in the match a bot
+    /// plays it for good.
+    pub(super) async fn leave(&mut self, conn: ConnId, req: Option<u32>, role: Role, now: Instant) {
+        let Some(seat) = self.acting_seat(conn, req, role) else { return };
         if self.revealing() {
-            self.error_to(
+            return self.error_to(
                 conn,
                 req,
                 ErrorCode::AlreadyStarted,
-                "the match is starting: the seats reveal their seeds",
+                "the match is starting: leave once it has begun",
             );
-            return false;
         }
-        true
+        if self.game.is_none() {
+            info!(%seat, "player left the lobby: seat freed");
+            self.seats[seat] = None;
+            for c in self.conns.iter_mut().filter(|c| c.role == Role::Seat(seat)) {
+                c.role = Role::Spectator;
+                c.fresh = true;
+            }
+        } else {
+            info!(%seat, "player left the match: a bot plays the seat for good");
+            self.note_bot_takes(seat);
+            if let Some(o) = self.seats[seat].as_mut() {
+                o.leave();
+            }
+            for c in self.conns.iter_mut().filter(|c| c.role == Role::Seat(seat)) {
+                c.role = Role::Left(seat);
+                c.fresh = true;
+            }
+        }
+        self.seats_changed().await;
+        self.arm_turn(now);
+        self.broadcast_with(now, Some((conn, req)));
     }
 
-    async fn seat_act(
-        &mut self,
-        conn: ConnId,
-        req: Option<u32>,
-        seat: Seat,
-        (act, resent): (Act, bool),
-        now: Instant,
-    ) {
-        match act {
-            Act::Leave => {
-                if self.revealing() {
-                    return self.error_to(
-                        conn,
-                        req,
-                        ErrorCode::AlreadyStarted,
-                        "the match is starting: leave once it has begun",
-                    );
-                }
-                if self.game.is_none() {
-                    info!(%seat, "player left the lobby: seat freed");
-                    self.seats[seat] = None;
-                    for c in self.conns.iter_mut().filter(|c| c.role == Role::Seat(seat)) {
-                        c.role = Role::Spectator;
-                        c.fresh = true;
-                    }
-                } else {
-                    info!(%seat, "player left the match: a bot plays the seat for good");
-                    self.note_bot_takes(seat);
-                    if let Some(o) = self.seats[seat].as_mut() {
-                        o.left = true;
-                        o.conns = 0;
-                        o.away_until = None;
-                    }
-                    for c in self.conns.iter_mut().filter(|c| c.role == Role::Seat(seat)) {
-                        c.role = Role::Left(seat);
-                        c.fresh = true;
-                    }
-                }
-                self.seats_changed().await;
-                self.arm_turn(now);
-                self.broadcast_with(now, Some((conn, req)));
-            }
-            Act::TakeOver => {
-                let taken = match self.seats[seat].as_mut() {
-                    Some(o) if o.autopilot || o.grace_expired => {
-                        o.autopilot = false;
-                        o.grace_expired = false;
-                        o.timeouts = 0;
-                        true
-                    }
-                    _ => false,
-                };
-                if !taken {
-                    return self.error_to(
-                        conn,
-                        req,
-                        ErrorCode::NotOnAutopilot,
-                        "your seat is not on autopilot",
-                    );
-                }
-                info!(%seat, "player took over");
-                self.seats_changed().await;
-                // A fresh turn clock for the player, if on turn.
-                self.clock = None;
-                self.arm_turn(now);
-                self.broadcast_with(now, Some((conn, req)));
-            }
-            Act::Bid(b, seq) => self.player_action(conn, req, seat, (Action::Bid(b), seq, resent), now).await,
-            Act::Play(c, seq) => {
-                self.player_action(conn, req, seat, (Action::Play(c), seq, resent), now).await
-            }
-            Act::Closing
-            | Act::Sync
-            | Act::Start { .. }
-            | Act::AddBots { .. }
-            | Act::RemoveBot { .. }
-            | Act::MoveSeat { .. }
-            | Act::Invite { .. }
-            | Act::Seed(_)
-            | Act::CommitSeed(_)
-            | Act::Chat(_)
-            | Act::Rematch(_) => {}
+    /// The player takes the seat back from the autopilot or the bot.
+    pub(super) async fn take_over(&mut self, conn: ConnId, req: Option<u32>, role: Role, now: Instant) {
+        let Some(seat) = self.acting_seat(conn, req, role) else { return };
+        if !self.seats[seat].as_mut().is_some_and(Occupant::take_over) {
+            return self.error_to(conn, req, ErrorCode::NotOnAutopilot, "your seat is not on autopilot");
         }
+        info!(%seat, "player took over");
+        self.seats_changed().await;
+        // A fresh turn clock for the player, if on turn.
+        self.clock = None;
+        self.arm_turn(now);
+        self.broadcast_with(now, Some((conn, req)));
+    }
+
+    /// The client is closing on purpose: when this was the seat's last
+    /// connection, the seat is held for the short grace.
+    pub(super) fn closing(&mut self, conn: ConnId, req: Option<u32>) {
+        if let Some(c) = self.conns.iter_mut().find(|c| c.id == conn) {
+            c.closing = true;
+        }
+        self.send_to(conn, &ServerMessage::Ack { req });
     }
 
     /// Writes the seats now.
@@ -522,5 +485,126 @@ impl Table {
             warn!(error = %e, "could not store the seats: retrying");
             self.retry_later(super::moves::Pending::Seats);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+
+    fn person() -> Occupant {
+        Occupant::human("Ann".into(), TokenHash([7; 32]))
+    }
+
+    fn settings() -> TableSettings {
+        TableSettings {
+            grace: Duration::from_secs(60),
+            closing_grace: Duration::from_secs(10),
+            ..TableSettings::default()
+        }
+    }
+
+    #[test]
+    fn the_last_connection_going_starts_the_grace_and_a_new_one_ends_it() {
+        let (now, settings) = (Instant::now(), settings());
+        let mut o = person();
+        assert!(!o.attached(), "a first connection returns from nothing");
+        assert!(!o.attached());
+        assert_eq!(o.detached(false, now, &settings), None, "another connection is left");
+        assert_eq!(o.status(), SeatStatus::Present);
+        assert_eq!(o.detached(false, now, &settings), Some(settings.grace));
+        assert_eq!(o.status(), SeatStatus::Away);
+        assert!(!o.grace_over(now + Duration::from_secs(59)));
+        assert!(o.grace_over(now + Duration::from_secs(60)));
+        assert!(!o.attached());
+        assert_eq!((o.away_until, o.status()), (None, SeatStatus::Present));
+        assert!(!o.grace_over(now + Duration::from_secs(600)), "present: no grace runs");
+    }
+
+    #[test]
+    fn a_client_that_said_it_was_closing_gets_the_short_grace() {
+        let (now, settings) = (Instant::now(), settings());
+        let mut o = person();
+        o.attached();
+        assert_eq!(o.detached(true, now, &settings), Some(settings.closing_grace));
+        // Coming back forgets it.
+        o.attached();
+        assert!(!o.closing);
+        assert_eq!(o.detached(false, now, &settings), Some(settings.grace));
+    }
+
+    #[test]
+    fn nobody_waits_for_a_bot_or_a_player_who_left() {
+        let (now, settings) = (Instant::now(), settings());
+        let mut bot = Occupant::bot("north bot".into());
+        bot.attached();
+        assert_eq!(bot.detached(false, now, &settings), None);
+        let mut o = person();
+        o.attached();
+        o.leave();
+        assert_eq!((o.left, o.conns, o.status()), (true, 0, SeatStatus::Left));
+        assert!(o.auto_played());
+        assert_eq!(o.detached(false, now, &settings), None, "no grace for a seat left for good");
+    }
+
+    #[test]
+    fn a_grace_run_out_hands_the_seat_to_the_bot_until_the_player_returns() {
+        let (now, settings) = (Instant::now(), settings());
+        let mut o = person();
+        o.attached();
+        o.detached(false, now, &settings);
+        o.hand_to_bot();
+        assert_eq!((o.status(), o.away_until), (SeatStatus::Bot, None));
+        assert!(o.auto_played() && !o.autopiloted());
+        assert_eq!(o.detached(false, now, &settings), None, "the bot plays: no second grace");
+        assert!(o.attached(), "the player is back");
+        assert_eq!(o.status(), SeatStatus::Present);
+        assert!(!o.auto_played());
+    }
+
+    #[test]
+    fn timeouts_turn_the_autopilot_on_and_the_players_own_move_turns_it_off() {
+        let mut o = person();
+        o.attached();
+        assert!(!o.timed_out(3) && !o.timed_out(3));
+        assert!(o.timed_out(3), "the third timeout in a row");
+        assert!(!o.timed_out(3), "already on");
+        assert_eq!(o.status(), SeatStatus::Autopilot);
+        assert!(o.autopiloted() && o.auto_played());
+        assert!(o.played(), "the player's own move changes the seat");
+        assert_eq!((o.autopilot, o.timeouts), (false, 0));
+        assert!(!o.played(), "and the next one does not");
+        o.timed_out(3);
+        o.match_starts();
+        assert_eq!(o.timeouts, 0);
+    }
+
+    #[test]
+    fn taking_over_needs_a_seat_played_for_the_player() {
+        let mut o = person();
+        o.attached();
+        assert!(!o.take_over(), "nothing to take back");
+        for _ in 0..3 {
+            o.timed_out(3);
+        }
+        assert!(o.take_over());
+        assert_eq!((o.autopilot, o.timeouts, o.status()), (false, 0, SeatStatus::Present));
+        o.hand_to_bot();
+        assert!(o.take_over());
+        assert!(!o.grace_expired);
+    }
+
+    #[test]
+    fn a_player_reconnecting_to_a_seat_with_timeouts_has_it_back() {
+        let (now, settings) = (Instant::now(), settings());
+        let mut o = person();
+        o.attached();
+        o.timed_out(3);
+        o.detached(false, now, &settings);
+        assert!(o.attached(), "timeouts are forgotten on return");
+        assert_eq!(o.timeouts, 0);
+        assert!(!o.attached(), "a second connection returns from nothing");
     }
 }

@@ -21,7 +21,6 @@ use crate::record::RestoredSeat;
 use crate::storage::{Journal, TableRecord};
 use crate::token::TokenHash;
 use crate::token::new_token;
-use axum::extract::ws::Utf8Bytes;
 use spades_engine::{BySeat, Match};
 use spades_protocol::SeatKind;
 
@@ -85,7 +84,7 @@ async fn spawn_table(
 struct Fake {
     id: ConnId,
     tx: Outbox,
-    rx: mpsc::Receiver<Utf8Bytes>,
+    rx: mpsc::Receiver<Frame>,
     view: Option<TableView>,
     /// The `seq` of the last frame applied.
     seq: u64,
@@ -160,8 +159,10 @@ impl Fake {
     /// Reads everything queued; keeps the latest view, applying change
     /// frames to it (a gap in `seq` fails the test).
     fn drain(&mut self) {
-        while let Ok(frame) = self.rx.try_recv() {
+        while let Ok(Frame { text: frame, order }) = self.rx.try_recv() {
             let msg = serde_json::from_str::<ServerMessage>(frame.as_str()).unwrap();
+            // What the connection knows of the frame without reading it.
+            assert_eq!(order, Order::of(&msg), "{}", frame.as_str());
             let is_view = matches!(msg, ServerMessage::View { .. } | ServerMessage::Change { .. });
             match msg {
                 ServerMessage::View { view, seq } => {
@@ -249,8 +250,8 @@ fn legal_action(v: &TableView) -> Action {
 
 fn act_of(a: Action) -> Act {
     match a {
-        Action::Bid(b) => Act::Bid(b, None),
-        Action::Play(c) => Act::Play(c, None),
+        Action::Bid(b) => Act::Bid { bid: b, seq: None },
+        Action::Play(c) => Act::Play { card: c, seq: None },
     }
 }
 
@@ -457,7 +458,7 @@ async fn leaving_is_permanent_and_a_bot_plays_on() {
     let v = again.view();
     assert_eq!(v.you, Some(Seat::South));
     assert!(v.game.as_ref().unwrap().hand.is_none(), "a leaver sees no hand");
-    again.act(&h, Act::Bid(3, None)).await;
+    again.act(&h, Act::Bid { bid: 3, seq: None }).await;
     assert_eq!(again.errors.last(), Some(&ErrorCode::SeatLeft));
     again.act(&h, Act::TakeOver).await;
     assert_eq!(again.errors.last(), Some(&ErrorCode::SeatLeft));
@@ -579,7 +580,7 @@ async fn restored_tables_keep_counting_views_upwards() {
     assert_eq!(rx.await.unwrap().map(|a| a.role), Some(Role::Seat(Seat::North)));
     let mut f = f;
     let mut seqs = Vec::new();
-    while let Ok(frame) = f.rx.try_recv() {
+    while let Ok(Frame { text: frame, .. }) = f.rx.try_recv() {
         if let ServerMessage::View { seq, .. } = serde_json::from_str(frame.as_str()).unwrap() {
             seqs.push(seq);
         }
@@ -1038,7 +1039,7 @@ async fn chat_reaches_everybody_spectators_only_read_by_default_and_nothing_is_s
     let (h, mut seats) = started(TableOptions::default(), settings()).await;
     let mut watcher = Fake::new(64);
     assert_eq!(watcher.attach(&h, Attach::Watch).await, Some(Role::Spectator));
-    seats[0].act(&h, Act::Chat("<b>Nice nil!</b>".into())).await;
+    seats[0].act(&h, Act::Chat { text: "<b>Nice nil!</b>".into() }).await;
     settle().await;
     let said = (Some(Seat::North), "North".to_owned(), "<b>Nice nil!</b>".to_owned());
     for f in seats.iter_mut().chain(std::iter::once(&mut watcher)) {
@@ -1046,7 +1047,7 @@ async fn chat_reaches_everybody_spectators_only_read_by_default_and_nothing_is_s
         assert_eq!(f.chats, vec![said.clone()]);
     }
     // A spectator only reads here.
-    watcher.act(&h, Act::Chat("hello".into())).await;
+    watcher.act(&h, Act::Chat { text: "hello".into() }).await;
     assert_eq!(watcher.errors, vec![ErrorCode::ChatNotAllowed]);
     seats[1].drain();
     assert_eq!(seats[1].chats.len(), 1, "the refused message went nowhere");
@@ -1066,7 +1067,7 @@ async fn spectators_write_where_the_table_lets_them() {
     let mut north = Fake::join(&h, Seat::North).await;
     let mut watcher = Fake::new(64);
     watcher.attach(&h, Attach::Watch).await;
-    watcher.act(&h, Act::Chat("Good game".into())).await;
+    watcher.act(&h, Act::Chat { text: "Good game".into() }).await;
     north.drain();
     assert_eq!(north.chats, vec![(None, "Spectator".to_owned(), "Good game".to_owned())]);
     assert!(watcher.errors.is_empty());
@@ -1092,7 +1093,7 @@ async fn a_rematch_waits_for_the_present_players_and_points_everybody_at_the_new
     assert!(plan(&h, watcher.id, &h.owner).await.is_none());
     watcher.drain();
     assert_eq!(watcher.errors, vec![ErrorCode::MatchNotOver]);
-    seats[1].act(&h, Act::Rematch(true)).await;
+    seats[1].act(&h, Act::Rematch { ready: true }).await;
     assert_eq!(seats[1].errors, vec![ErrorCode::MatchNotOver]);
     // East, South and West leave; North stays and lets the clock play.
     for f in &mut seats[1..] {
@@ -1111,7 +1112,7 @@ async fn a_rematch_waits_for_the_present_players_and_points_everybody_at_the_new
     // Not the owner; the owner while North is not ready; a spectator being ready.
     assert!(plan(&h, watcher.id, "not the owner token").await.is_none());
     assert!(plan(&h, watcher.id, &h.owner).await.is_none());
-    watcher.act(&h, Act::Rematch(true)).await;
+    watcher.act(&h, Act::Rematch { ready: true }).await;
     assert_eq!(
         watcher.errors,
         vec![
@@ -1122,7 +1123,7 @@ async fn a_rematch_waits_for_the_present_players_and_points_everybody_at_the_new
         ]
     );
     // North is ready: everybody sees it.
-    seats[0].act(&h, Act::Rematch(true)).await;
+    seats[0].act(&h, Act::Rematch { ready: true }).await;
     assert_eq!(watcher.view().rematch.unwrap().ready, [true; 4]);
     let p = plan(&h, watcher.id, &h.owner).await.expect("a plan");
     assert_eq!(p.name, "Test");
@@ -1148,7 +1149,7 @@ async fn a_rematch_waits_for_the_present_players_and_points_everybody_at_the_new
     settle().await;
     assert_eq!(seats[0].view().rematch.unwrap().next_table, Some(next));
     assert_eq!(watcher.view().rematch.unwrap().next_table, Some(next));
-    seats[0].act(&h, Act::Rematch(false)).await;
+    seats[0].act(&h, Act::Rematch { ready: false }).await;
     assert_eq!(seats[0].errors, vec![ErrorCode::AlreadyStarted]);
     // The finished match's record is as it was.
     let stored = h.journal.get(h.handle.id()).await.unwrap().unwrap();
