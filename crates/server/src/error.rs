@@ -85,6 +85,14 @@ impl IntoResponse for AppError {
     }
 }
 
+/// The refusal of an extractor that never refuses (`()`), so that such an
+/// extractor fits where an [`AppError`] refusal is expected.
+impl From<std::convert::Infallible> for AppError {
+    fn from(never: std::convert::Infallible) -> AppError {
+        match never {}
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

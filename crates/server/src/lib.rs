@@ -34,6 +34,7 @@ pub mod hosting;
 pub mod state;
 
 // Transports.
+pub mod boundary;
 pub mod headers;
 pub mod openapi;
 pub mod rest;

@@ -1,10 +1,6 @@
 //! REST: create and list tables, one table's status, health.
 
-use std::net::SocketAddr;
-
-use axum::body::Bytes;
-use axum::extract::rejection::BytesRejection;
-use axum::extract::{ConnectInfo, DefaultBodyLimit, Path, Query, Request, State};
+use axum::extract::{DefaultBodyLimit, Path, Query, Request, State};
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
@@ -16,14 +12,12 @@ use spades_protocol::{
 };
 use uuid::Uuid;
 
-use crate::admission::origin_allowed;
+use crate::boundary::{
+    BrowserOrigin, JsonBody, MAX_BODY_BYTES, NewTables, PerAddress, TableCreation, cleaned_name, is_json,
+};
 use crate::error::AppError;
 use crate::state::AppState;
-use crate::text::clean_name;
 use crate::validators::{etag_of, not_modified};
-
-/// The largest request body read, in bytes (larger ones are answered 413).
-pub const MAX_BODY_BYTES: usize = 16 * 1024;
 
 /// The `/api/v1` routes (`app.rs` adds the OpenAPI document's). Served wrapped in [`json_errors`], so that every
 /// error they answer, including those axum makes itself (an unknown path, a
@@ -101,112 +95,16 @@ pub async fn json_errors(req: Request, next: Next) -> Response {
 )]
 async fn create_table(
     State(state): State<AppState>,
-    ConnectInfo(addr): ConnectInfo<SocketAddr>,
-    headers: HeaderMap,
-    body: Result<Bytes, BytesRejection>,
+    _: BrowserOrigin<TableCreation>,
+    JsonBody(req, _): JsonBody<CreateTable, PerAddress<NewTables>>,
 ) -> Result<(StatusCode, Json<CreatedTable>), AppError> {
-    if !origin_allowed(&headers, &state.config.server.allowed_origins) {
-        return Err(AppError::new(ErrorCode::BadMessage, "pages of this origin may not create tables")
-            .with_status(StatusCode::FORBIDDEN));
-    }
-    let body = body.map_err(|e| {
-        let message = if e.status() == StatusCode::PAYLOAD_TOO_LARGE {
-            format!("a table is described in at most {MAX_BODY_BYTES} bytes")
-        } else {
-            "the request body could not be read".to_owned()
-        };
-        AppError::new(ErrorCode::BadMessage, message).with_status(e.status())
-    })?;
-    let empty = body.iter().all(u8::is_ascii_whitespace);
-    if !empty && !is_json(&headers) {
-        return Err(AppError::new(ErrorCode::BadMessage, "send the table as Content-Type: application/json")
-            .with_status(StatusCode::UNSUPPORTED_MEDIA_TYPE));
-    }
-    if let Err(wait) = state.limits.allow_table(state.client_ip(addr.ip(), &headers)) {
-        crate::metrics::rate_limited("tables");
-        return Err(AppError::rate_limited("too many new tables from your address: wait a minute", wait));
-    }
-    let req: CreateTable = if empty {
-        CreateTable::default()
-    } else {
-        let value: serde_json::Value = serde_json::from_slice(&body)
-            .map_err(|_| AppError::new(ErrorCode::InvalidOptions, "invalid table: the body is not JSON"))?;
-        // serde would read a struct from an array too (`[]`, `{"options": []}`):
-        // no part of a table is an array.
-        if !value.is_object() || has_array(&value) {
-            return Err(AppError::new(
-                ErrorCode::InvalidOptions,
-                "a table is described by a JSON object such as {\"name\": \"Friday\"}, without arrays",
-            ));
-        }
-        serde_path_to_error::deserialize(&value).map_err(|e| {
-            let at = e.path().to_string();
-            let at = if at == "." { String::new() } else { format!(" at {at}") };
-            AppError::new(
-                ErrorCode::InvalidOptions,
-                format!("invalid table{at}: {}", plain_serde(&e.inner().to_string())),
-            )
-        })?
-    };
     req.options.rules.check().map_err(|e| AppError::new(ErrorCode::InvalidOptions, e.to_string()))?;
     let name = match req.name.as_deref() {
         None => "Table".to_owned(),
-        Some(raw) => clean_name(raw, 40).ok_or_else(|| {
-            AppError::new(
-                ErrorCode::InvalidName,
-                "the table name must be 1 to 40 characters, without control or invisible characters",
-            )
-        })?,
+        Some(raw) => cleaned_name(raw, 40, "the table name")?,
     };
     let (table, owner_token) = state.tables.create(name, req.options).await?;
     Ok((StatusCode::CREATED, Json(CreatedTable { table, owner_token })))
-}
-
-/// A serde error in plain words: no Rust type names, no "invalid type"
-/// phrasing, quotes instead of backticks.
-fn plain_serde(message: &str) -> String {
-    let quoted = message.replace('`', "\"");
-    if let Some(rest) = quoted.strip_prefix("unknown variant ") {
-        let rest = rest
-            .replace(", expected one of ", ": it must be one of ")
-            .replace(", expected ", ": it must be ");
-        return format!("unknown value {rest}");
-    }
-    if let Some(rest) = quoted.strip_prefix("unknown field ") {
-        let rest = rest
-            .replace(", expected one of ", ": the fields are ")
-            .replace(", expected ", ": the fields are ");
-        return format!("unknown field {rest}");
-    }
-    if let Some(field) = quoted.strip_prefix("missing field ") {
-        return format!("{field} is missing");
-    }
-    if let Some(rest) =
-        quoted.strip_prefix("invalid type: ").or_else(|| quoted.strip_prefix("invalid value: "))
-    {
-        let got = rest.split(", expected").next().unwrap_or(rest);
-        return format!("a value of the wrong kind ({got})");
-    }
-    quoted
-}
-
-/// True when `value` holds an array anywhere.
-fn has_array(value: &serde_json::Value) -> bool {
-    match value {
-        serde_json::Value::Array(_) => true,
-        serde_json::Value::Object(fields) => fields.values().any(has_array),
-        _ => false,
-    }
-}
-
-/// True when the request's `Content-Type` is `application/json` (any
-/// parameters, any case).
-fn is_json(headers: &HeaderMap) -> bool {
-    headers
-        .get(header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.split(';').next())
-        .is_some_and(|essence| essence.trim().eq_ignore_ascii_case("application/json"))
 }
 
 /// Filters for the table list.
@@ -521,44 +419,5 @@ mod tests {
         let e = MatchQuery::parse(pairs(&[("limit", "201")])).unwrap_err();
         assert_eq!(e.message, "limit must be a whole number from 1 to 200");
         assert!(MatchQuery::parse(pairs(&[("phase", "lobby")])).is_err());
-    }
-
-    #[test]
-    fn serde_errors_become_plain_words() {
-        let cases = [
-            (
-                "unknown variant `glacial`, expected one of `relaxed`, `normal`, `fast`",
-                "unknown value \"glacial\": it must be one of \"relaxed\", \"normal\", \"fast\"",
-            ),
-            (
-                "unknown field `speed`, expected `rules` or `tempo`",
-                "unknown field \"speed\": the fields are \"rules\" or \"tempo\"",
-            ),
-            ("missing field `target`", "\"target\" is missing"),
-            ("invalid type: integer `75`, expected a string", "a value of the wrong kind (integer \"75\")"),
-            ("invalid value: integer `-1`, expected u16", "a value of the wrong kind (integer \"-1\")"),
-        ];
-        for (serde, plain) in cases {
-            assert_eq!(plain_serde(serde), plain);
-        }
-        for (serde, _) in cases {
-            let p = plain_serde(serde);
-            assert!(!p.contains("u16") && !p.contains("invalid") && !p.contains('`'), "{p}");
-        }
-    }
-
-    #[test]
-    fn only_json_bodies_are_json() {
-        let with = |ct: &str| {
-            let mut h = HeaderMap::new();
-            h.insert(header::CONTENT_TYPE, ct.parse().unwrap());
-            is_json(&h)
-        };
-        assert!(with("application/json"));
-        assert!(with("Application/JSON; charset=utf-8"));
-        assert!(!with("text/plain"));
-        assert!(!with("application/x-www-form-urlencoded"));
-        assert!(!with("application/jsonx"));
-        assert!(!is_json(&HeaderMap::new()));
     }
 }

@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use axum::extract::ws::{CloseFrame, Message, Utf8Bytes, WebSocket, WebSocketUpgrade};
 use axum::extract::{ConnectInfo, State};
-use axum::http::{HeaderMap, StatusCode};
+use axum::http::HeaderMap;
 use axum::response::{IntoResponse, Response};
 use futures_util::SinkExt;
 use spades_protocol::{ClientFrame, ClientMessage, ErrorCode, PROTOCOL_VERSION, Refusal, ServerMessage};
@@ -21,7 +21,7 @@ use tokio::sync::{mpsc, oneshot};
 use tokio::time::Instant;
 use tracing::{Instrument, debug, info_span};
 
-use crate::admission::origin_allowed;
+use crate::boundary::{BrowserOrigin, Connecting};
 use crate::error::AppError;
 use crate::state::AppState;
 use crate::table::{Act, Attach, ConnId, Frame, Role, TableCommand, TableHandle};
@@ -86,13 +86,9 @@ pub async fn upgrade(
     ws: WebSocketUpgrade,
     State(state): State<AppState>,
     ConnectInfo(addr): ConnectInfo<SocketAddr>,
+    _: BrowserOrigin<Connecting>,
     headers: HeaderMap,
 ) -> Response {
-    if !origin_allowed(&headers, &state.config.server.allowed_origins) {
-        return AppError::new(ErrorCode::BadMessage, "pages of this origin may not connect")
-            .with_status(StatusCode::FORBIDDEN)
-            .into_response();
-    }
     if state.shutdown.is_cancelled() {
         return AppError::new(ErrorCode::ShuttingDown, "the server is shutting down").into_response();
     }

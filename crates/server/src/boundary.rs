@@ -1,0 +1,533 @@
+//! The REST boundary: the checks a state-changing route needs, as
+//! extractors it names in its signature. Each refuses with an [`AppError`],
+//! so every refusal is the documented `{"code","message"}` body.
+//!
+//! - [`BrowserOrigin<A>`]: a page of an origin that is neither this
+//!   server's nor allowed may not do `A` (403).
+//! - [`JsonBody<T, G>`]: the body, read under the route's size limit (413),
+//!   of `Content-Type: application/json` unless empty (415), then the
+//!   extractor `G` (say a [`PerAddress`] rate), then parsed into `T` (400).
+//!   `G` runs only for a body that could be read, so an unreadable or
+//!   mistyped body costs no rate, and an address over its rate is refused
+//!   before its JSON is judged.
+//! - [`PerAddress<L>`]: the client address's rate `L` (429 with
+//!   `Retry-After`), counted in the `rate_limited` metric.
+//! - [`cleaned_name`]: a display name from a body, cleaned or refused.
+//!
+//! A route that creates something declares, in this order,
+//! `BrowserOrigin<…>` and `JsonBody<Its, PerAddress<ItsLimit>>`; a new limit
+//! is one [`AddressLimit`] impl, a new body one [`JsonRequest`] impl, a new
+//! refused action one [`Action`] impl.
+
+use std::marker::PhantomData;
+use std::net::{IpAddr, SocketAddr};
+use std::time::Duration;
+
+use axum::body::Bytes;
+use axum::extract::{ConnectInfo, FromRequest, FromRequestParts, Request};
+use axum::http::request::Parts;
+use axum::http::{HeaderMap, StatusCode, header};
+use serde::de::DeserializeOwned;
+use spades_protocol::{CreateTable, ErrorCode};
+
+use crate::admission::{Limits, origin_allowed};
+use crate::error::AppError;
+use crate::state::AppState;
+use crate::text::clean_name;
+
+/// The largest request body read, in bytes (larger ones are answered 413).
+pub const MAX_BODY_BYTES: usize = 16 * 1024;
+
+/// What a page of a refused origin may not do.
+pub trait Action: Send + Sync + 'static {
+    /// The end of the refusal "pages of this origin may not …".
+    const REFUSED: &'static str;
+}
+
+/// Creating a table.
+#[derive(Debug)]
+pub struct TableCreation;
+
+impl Action for TableCreation {
+    const REFUSED: &'static str = "create tables";
+}
+
+/// Opening a WebSocket connection.
+#[derive(Debug)]
+pub struct Connecting;
+
+impl Action for Connecting {
+    const REFUSED: &'static str = "connect";
+}
+
+/// The request is not from a browser page of a refused origin: same-origin
+/// pages and clients without an `Origin` header always pass, other origins
+/// only when listed in `server.allowed_origins` ([`origin_allowed`]).
+/// Refused: 403, `bad_message`, "pages of this origin may not `A`".
+#[derive(Debug)]
+pub struct BrowserOrigin<A>(PhantomData<A>);
+
+impl<A: Action> FromRequestParts<AppState> for BrowserOrigin<A> {
+    type Rejection = AppError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, AppError> {
+        if origin_allowed(&parts.headers, &state.config.server.allowed_origins) {
+            Ok(BrowserOrigin(PhantomData))
+        } else {
+            Err(AppError::new(ErrorCode::BadMessage, format!("pages of this origin may not {}", A::REFUSED))
+                .with_status(StatusCode::FORBIDDEN))
+        }
+    }
+}
+
+/// One of the per-address rate limits of [`Limits`].
+pub trait AddressLimit: Send + Sync + 'static {
+    /// The limit's label in the `rate_limited` metric.
+    const METRIC: &'static str;
+    /// The reason given with the 429.
+    const REFUSAL: &'static str;
+
+    /// Whether `ip` may go on now; else how long to wait.
+    ///
+    /// # Errors
+    /// The wait, when the address is over its limit.
+    fn check(limits: &Limits, ip: IpAddr) -> Result<(), Duration>;
+}
+
+/// Tables created per minute (`limits.tables_per_minute_per_ip`).
+#[derive(Debug)]
+pub struct NewTables;
+
+impl AddressLimit for NewTables {
+    const METRIC: &'static str = "tables";
+    const REFUSAL: &'static str = "too many new tables from your address: wait a minute";
+
+    fn check(limits: &Limits, ip: IpAddr) -> Result<(), Duration> {
+        limits.allow_table(ip)
+    }
+}
+
+/// The client's address (behind trusted proxies, [`AppState::client_ip`])
+/// is within its rate `L`; the request counts against it. Refused: 429,
+/// `rate_limited`, with `Retry-After`.
+#[derive(Debug)]
+pub struct PerAddress<L> {
+    /// The client address counted.
+    pub client: IpAddr,
+    limit: PhantomData<L>,
+}
+
+impl<L: AddressLimit> FromRequestParts<AppState> for PerAddress<L> {
+    type Rejection = AppError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, AppError> {
+        // Always there when served by `app.rs`; missing only in a wiring
+        // mistake, answered as axum would (500).
+        let ConnectInfo(peer) = ConnectInfo::<SocketAddr>::from_request_parts(parts, state)
+            .await
+            .map_err(|_| AppError::internal("the request failed"))?;
+        let client = state.client_ip(peer.ip(), &parts.headers);
+        if let Err(wait) = L::check(&state.limits, client) {
+            crate::metrics::rate_limited(L::METRIC);
+            return Err(AppError::rate_limited(L::REFUSAL, wait));
+        }
+        Ok(PerAddress { client, limit: PhantomData })
+    }
+}
+
+/// A request body [`JsonBody`] reads, and the words its refusals use.
+pub trait JsonRequest: DeserializeOwned + Send {
+    /// What the body describes: "table".
+    const NOUN: &'static str;
+    /// With its article: "a table".
+    const A_NOUN: &'static str;
+    /// An example body, for the refusal of one that is not an object.
+    const EXAMPLE: &'static str;
+
+    /// The value of an empty body (only white space), which needs no
+    /// content type; `None`: an empty body is parsed like any other (and
+    /// refused as not JSON).
+    fn empty() -> Option<Self> {
+        None
+    }
+}
+
+impl JsonRequest for CreateTable {
+    const NOUN: &'static str = "table";
+    const A_NOUN: &'static str = "a table";
+    const EXAMPLE: &'static str = "{\"name\": \"Friday\"}";
+
+    fn empty() -> Option<Self> {
+        Some(CreateTable::default())
+    }
+}
+
+/// A JSON body `T`, read and checked in this order:
+///
+/// 1. read under the route's `DefaultBodyLimit`: over it 413, unreadable
+///    400 (`bad_message`);
+/// 2. unless empty, `Content-Type: application/json`, else 415
+///    (`bad_message`);
+/// 3. the extractor `G` (`()`: none), whose refusal is answered as is, and
+///    whose value is kept;
+/// 4. parsed: a JSON object holding no array anywhere, read as `T`, else
+///    400 (`invalid_options`) saying where and why in plain words.
+#[derive(Debug)]
+pub struct JsonBody<T, G = ()>(pub T, pub G);
+
+impl<T, G, S> FromRequest<S> for JsonBody<T, G>
+where
+    T: JsonRequest,
+    G: FromRequestParts<S>,
+    AppError: From<G::Rejection>,
+    S: Send + Sync,
+{
+    type Rejection = AppError;
+
+    async fn from_request(req: Request, state: &S) -> Result<Self, AppError> {
+        let (mut parts, body) = req.into_parts();
+        // The route's body limit travels in the extensions.
+        let mut read = Request::new(body);
+        *read.extensions_mut() = parts.extensions.clone();
+        let body = Bytes::from_request(read, state).await.map_err(|e| {
+            let message = if e.status() == StatusCode::PAYLOAD_TOO_LARGE {
+                format!("{} is described in at most {MAX_BODY_BYTES} bytes", T::A_NOUN)
+            } else {
+                "the request body could not be read".to_owned()
+            };
+            AppError::new(ErrorCode::BadMessage, message).with_status(e.status())
+        })?;
+        let empty = body.iter().all(u8::is_ascii_whitespace);
+        if !empty && !is_json(&parts.headers) {
+            return Err(AppError::new(
+                ErrorCode::BadMessage,
+                format!("send the {} as Content-Type: application/json", T::NOUN),
+            )
+            .with_status(StatusCode::UNSUPPORTED_MEDIA_TYPE));
+        }
+        let gate = G::from_request_parts(&mut parts, state).await?;
+        let value = match empty.then(T::empty).flatten() {
+            Some(value) => value,
+            None => parse(&body)?,
+        };
+        Ok(JsonBody(value, gate))
+    }
+}
+
+/// `body` as a `T`: an object, without arrays, of `T`'s fields.
+fn parse<T: JsonRequest>(body: &[u8]) -> Result<T, AppError> {
+    let value: serde_json::Value = serde_json::from_slice(body).map_err(|_| {
+        AppError::new(ErrorCode::InvalidOptions, format!("invalid {}: the body is not JSON", T::NOUN))
+    })?;
+    // serde would read a struct from an array too (`[]`, `{"options": []}`):
+    // no part of a request body is an array.
+    if !value.is_object() || has_array(&value) {
+        return Err(AppError::new(
+            ErrorCode::InvalidOptions,
+            format!("{} is described by a JSON object such as {}, without arrays", T::A_NOUN, T::EXAMPLE),
+        ));
+    }
+    serde_path_to_error::deserialize(&value).map_err(|e| {
+        let at = e.path().to_string();
+        let at = if at == "." { String::new() } else { format!(" at {at}") };
+        AppError::new(
+            ErrorCode::InvalidOptions,
+            format!("invalid {}{at}: {}", T::NOUN, plain_serde(&e.inner().to_string())),
+        )
+    })
+}
+
+/// A display name from a body, cleaned by [`clean_name`] (trimmed, 1 to
+/// `max` characters, nothing invisible); refused with `invalid_name` (400)
+/// and "`what` must be 1 to `max` characters, …".
+///
+/// # Errors
+/// The refusal, when the name is empty, too long or hides characters.
+pub fn cleaned_name(raw: &str, max: usize, what: &str) -> Result<String, AppError> {
+    clean_name(raw, max).ok_or_else(|| {
+        AppError::new(
+            ErrorCode::InvalidName,
+            format!("{what} must be 1 to {max} characters, without control or invisible characters"),
+        )
+    })
+}
+
+/// A serde error in plain words: no Rust type names, no "invalid type"
+/// phrasing, quotes instead of backticks.
+fn plain_serde(message: &str) -> String {
+    let quoted = message.replace('`', "\"");
+    if let Some(rest) = quoted.strip_prefix("unknown variant ") {
+        let rest = rest
+            .replace(", expected one of ", ": it must be one of ")
+            .replace(", expected ", ": it must be ");
+        return format!("unknown value {rest}");
+    }
+    if let Some(rest) = quoted.strip_prefix("unknown field ") {
+        let rest = rest
+            .replace(", expected one of ", ": the fields are ")
+            .replace(", expected ", ": the fields are ");
+        return format!("unknown field {rest}");
+    }
+    if let Some(field) = quoted.strip_prefix("missing field ") {
+        return format!("{field} is missing");
+    }
+    if let Some(rest) =
+        quoted.strip_prefix("invalid type: ").or_else(|| quoted.strip_prefix("invalid value: "))
+    {
+        let got = rest.split(", expected").next().unwrap_or(rest);
+        return format!("a value of the wrong kind ({got})");
+    }
+    quoted
+}
+
+/// True when `value` holds an array anywhere.
+fn has_array(value: &serde_json::Value) -> bool {
+    match value {
+        serde_json::Value::Array(_) => true,
+        serde_json::Value::Object(fields) => fields.values().any(has_array),
+        _ => false,
+    }
+}
+
+/// True when the `Content-Type` is `application/json` (any parameters, any
+/// case).
+pub fn is_json(headers: &HeaderMap) -> bool {
+    headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.split(';').next())
+        .is_some_and(|essence| essence.trim().eq_ignore_ascii_case("application/json"))
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use axum::Router;
+    use axum::body::Body;
+    use axum::extract::DefaultBodyLimit;
+    use axum::response::IntoResponse;
+    use axum::routing::post;
+    use tokio_util::sync::CancellationToken;
+    use tower::ServiceExt;
+
+    use super::*;
+    use crate::config::Config;
+    use crate::state::Shared;
+    use crate::storage::Journal;
+
+    fn state(config: Config) -> AppState {
+        Shared::new(config, Journal::memory(), CancellationToken::new(), None)
+    }
+
+    /// A request from 198.51.100.7 with `headers` and `body`.
+    fn request(headers: &[(&str, &str)], body: &str) -> Request {
+        let mut req = Request::post("/api/v1/tables").header(header::HOST, "cards.example");
+        for (name, value) in headers {
+            req = req.header(*name, *value);
+        }
+        let mut req = req.body(Body::from(body.to_owned())).unwrap();
+        req.extensions_mut().insert(ConnectInfo(SocketAddr::from(([198, 51, 100, 7], 4000))));
+        req
+    }
+
+    const JSON: (&str, &str) = ("content-type", "application/json");
+
+    fn refusal(e: &AppError) -> (ErrorCode, &str, StatusCode) {
+        (e.code, e.message.as_str(), e.status())
+    }
+
+    async fn origin<A: Action>(state: &AppState, origin: Option<&str>) -> Result<(), AppError> {
+        let headers: Vec<(&str, &str)> = origin.iter().map(|o| ("origin", *o)).collect();
+        let (mut parts, _) = request(&headers, "").into_parts();
+        BrowserOrigin::<A>::from_request_parts(&mut parts, state).await.map(|_| ())
+    }
+
+    #[tokio::test]
+    async fn browser_origin_refuses_other_sites_pages() {
+        let mut config = Config::default();
+        config.server.allowed_origins = vec!["https://friends.example".into()];
+        let state = state(config);
+        assert!(origin::<TableCreation>(&state, None).await.is_ok(), "no Origin: not a browser page");
+        assert!(origin::<TableCreation>(&state, Some("http://cards.example")).await.is_ok(), "same origin");
+        assert!(origin::<TableCreation>(&state, Some("https://friends.example")).await.is_ok(), "allowed");
+        let e = origin::<TableCreation>(&state, Some("https://evil.example")).await.unwrap_err();
+        assert_eq!(
+            refusal(&e),
+            (ErrorCode::BadMessage, "pages of this origin may not create tables", StatusCode::FORBIDDEN)
+        );
+        let e = origin::<Connecting>(&state, Some("https://evil.example")).await.unwrap_err();
+        assert_eq!(
+            refusal(&e),
+            (ErrorCode::BadMessage, "pages of this origin may not connect", StatusCode::FORBIDDEN)
+        );
+    }
+
+    #[tokio::test]
+    async fn per_address_counts_each_client_against_its_limit() {
+        let mut config = Config::default();
+        config.limits.tables_per_minute_per_ip = 2;
+        let state = state(config);
+        let check = |headers: &[(&str, &str)]| {
+            let (mut parts, _) = request(headers, "").into_parts();
+            let state = Arc::clone(&state);
+            async move { PerAddress::<NewTables>::from_request_parts(&mut parts, &state).await }
+        };
+        let first = check(&[]).await.unwrap();
+        assert_eq!(first.client, IpAddr::from([198, 51, 100, 7]));
+        // The peer is no trusted proxy: what it forwards does not count.
+        assert!(check(&[("x-forwarded-for", "203.0.113.1")]).await.is_ok());
+        let e = check(&[]).await.unwrap_err();
+        assert_eq!(
+            refusal(&e),
+            (
+                ErrorCode::RateLimited,
+                "too many new tables from your address: wait a minute",
+                StatusCode::TOO_MANY_REQUESTS
+            )
+        );
+        assert!(e.into_response().headers().contains_key(header::RETRY_AFTER));
+        // Without the peer's address (a wiring mistake): 500, as axum answers.
+        let (mut parts, _) = Request::new(Body::empty()).into_parts();
+        let e = PerAddress::<NewTables>::from_request_parts(&mut parts, &state).await.unwrap_err();
+        assert_eq!(e.status(), StatusCode::INTERNAL_SERVER_ERROR);
+    }
+
+    type Body1 = JsonBody<CreateTable, PerAddress<NewTables>>;
+
+    async fn body(state: &AppState, headers: &[(&str, &str)], text: &str) -> Result<CreateTable, AppError> {
+        Body1::from_request(request(headers, text), state).await.map(|JsonBody(value, _)| value)
+    }
+
+    #[tokio::test]
+    async fn json_bodies_are_typed_objects_read_after_the_rate() {
+        let mut config = Config::default();
+        config.limits.tables_per_minute_per_ip = 3;
+        let state = state(config);
+        let named = body(&state, &[JSON], r#"{"name": " Friday "}"#).await.unwrap();
+        assert_eq!(named.name.as_deref(), Some(" Friday "));
+        assert_eq!(body(&state, &[], " \n").await.unwrap(), CreateTable::default(), "empty: no type needed");
+        // Refused before the rate: no content type; costs nothing.
+        for _ in 0..3 {
+            let e = body(&state, &[], "{}").await.unwrap_err();
+            assert_eq!(
+                refusal(&e),
+                (
+                    ErrorCode::BadMessage,
+                    "send the table as Content-Type: application/json",
+                    StatusCode::UNSUPPORTED_MEDIA_TYPE
+                )
+            );
+        }
+        let e = body(&state, &[("content-type", "text/plain")], "{}").await.unwrap_err();
+        assert_eq!(e.status(), StatusCode::UNSUPPORTED_MEDIA_TYPE);
+        // Judged after the rate: bad JSON costs one.
+        let e = body(&state, &[JSON], "{").await.unwrap_err();
+        assert_eq!(
+            refusal(&e),
+            (ErrorCode::InvalidOptions, "invalid table: the body is not JSON", StatusCode::BAD_REQUEST)
+        );
+        // Over the rate: refused before the JSON is judged.
+        let e = body(&state, &[JSON], "{").await.unwrap_err();
+        assert_eq!(e.code, ErrorCode::RateLimited);
+    }
+
+    #[tokio::test]
+    async fn json_bodies_refuse_arrays_and_unknown_fields_in_plain_words() {
+        let state = state(Config::default());
+        for array in ["[]", r#"{"options": []}"#, r#"{"options": {"rules": {"target": [1]}}}"#, "7"] {
+            let e = body(&state, &[JSON], array).await.unwrap_err();
+            assert_eq!(
+                refusal(&e),
+                (
+                    ErrorCode::InvalidOptions,
+                    "a table is described by a JSON object such as {\"name\": \"Friday\"}, without arrays",
+                    StatusCode::BAD_REQUEST
+                ),
+                "{array}"
+            );
+        }
+        let e = body(&state, &[JSON], r#"{"colour": "red"}"#).await.unwrap_err();
+        assert_eq!(
+            e.message,
+            "invalid table at colour: unknown field \"colour\": the fields are \"name\" or \"options\""
+        );
+        let e = body(&state, &[JSON], r#"{"name": 7}"#).await.unwrap_err();
+        assert_eq!(e.message, "invalid table at name: a value of the wrong kind (integer \"7\")");
+    }
+
+    #[tokio::test]
+    async fn json_bodies_are_read_under_the_routes_limit() {
+        async fn echo(JsonBody(req, ()): JsonBody<CreateTable>) -> String {
+            req.name.unwrap_or_default()
+        }
+        let app = Router::new().route("/", post(echo)).layer(DefaultBodyLimit::max(64));
+        let send = |text: String| {
+            let req = Request::post("/").header("content-type", "application/json").body(Body::from(text));
+            app.clone().oneshot(req.unwrap())
+        };
+        let ok = send(r#"{"name": "Friday"}"#.to_owned()).await.unwrap();
+        assert_eq!(ok.status(), StatusCode::OK);
+        let big = send(format!(r#"{{"name": "{}"}}"#, "x".repeat(100))).await.unwrap();
+        assert_eq!(big.status(), StatusCode::PAYLOAD_TOO_LARGE);
+        let bytes = axum::body::to_bytes(big.into_body(), 1024).await.unwrap();
+        let e: spades_protocol::ApiError = serde_json::from_slice(&bytes).unwrap();
+        assert_eq!(e.code, ErrorCode::BadMessage);
+        assert_eq!(e.message, format!("a table is described in at most {MAX_BODY_BYTES} bytes"));
+    }
+
+    #[test]
+    fn names_are_cleaned_or_refused() {
+        assert_eq!(cleaned_name("  Friday ", 40, "the table name").unwrap(), "Friday");
+        for bad in ["", "  ", "a\u{202E}b", &"x".repeat(41)] {
+            let e = cleaned_name(bad, 40, "the table name").unwrap_err();
+            assert_eq!(
+                refusal(&e),
+                (
+                    ErrorCode::InvalidName,
+                    "the table name must be 1 to 40 characters, without control or invisible characters",
+                    StatusCode::BAD_REQUEST
+                )
+            );
+        }
+    }
+
+    #[test]
+    fn serde_errors_become_plain_words() {
+        let cases = [
+            (
+                "unknown variant `glacial`, expected one of `relaxed`, `normal`, `fast`",
+                "unknown value \"glacial\": it must be one of \"relaxed\", \"normal\", \"fast\"",
+            ),
+            (
+                "unknown field `speed`, expected `rules` or `tempo`",
+                "unknown field \"speed\": the fields are \"rules\" or \"tempo\"",
+            ),
+            ("missing field `target`", "\"target\" is missing"),
+            ("invalid type: integer `75`, expected a string", "a value of the wrong kind (integer \"75\")"),
+            ("invalid value: integer `-1`, expected u16", "a value of the wrong kind (integer \"-1\")"),
+        ];
+        for (serde, plain) in cases {
+            assert_eq!(plain_serde(serde), plain);
+        }
+        for (serde, _) in cases {
+            let p = plain_serde(serde);
+            assert!(!p.contains("u16") && !p.contains("invalid") && !p.contains('`'), "{p}");
+        }
+    }
+
+    #[test]
+    fn only_json_bodies_are_json() {
+        let with = |ct: &str| {
+            let mut h = HeaderMap::new();
+            h.insert(header::CONTENT_TYPE, ct.parse().unwrap());
+            is_json(&h)
+        };
+        assert!(with("application/json"));
+        assert!(with("Application/JSON; charset=utf-8"));
+        assert!(!with("text/plain"));
+        assert!(!with("application/x-www-form-urlencoded"));
+        assert!(!with("application/jsonx"));
+        assert!(!is_json(&HeaderMap::new()));
+    }
+}
