@@ -23,8 +23,11 @@ use uuid::Uuid;
 
 use crate::helpers::{Client, assert_no_leaks, simple_move};
 
+/// Owners killed, paused or drained while nodes hold finished matches and relay connections.
 mod failover;
+/// Every connection of a moved table hears the new owner without sending `sync`.
 mod moved;
+/// A node cut off from PostgreSQL and NATS hands its tables over and rejoins (needs root).
 mod partition;
 
 /// An HTTP client whose requests give up after 20 s (a test must fail, not
