@@ -20,11 +20,6 @@ struct Server {
     addr: SocketAddr,
 }
 
-fn free_addr() -> SocketAddr {
-    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    l.local_addr().unwrap()
-}
-
 async fn start(data: &Path, database_url: &str, addr: SocketAddr) -> Server {
     let config = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../config/default.toml");
     let mut child = Command::new(env!("CARGO_BIN_EXE_spades-server"))

@@ -21,7 +21,7 @@ use spades_protocol::{
 use tokio_tungstenite::tungstenite::Message;
 use uuid::Uuid;
 
-use crate::helpers::{Client, assert_no_leaks, simple_move};
+use crate::helpers::{Client, assert_no_leaks, free_addr, metric, metrics_text, simple_move};
 
 /// Owners killed, paused or drained while nodes hold finished matches and relay connections.
 mod failover;
@@ -34,10 +34,6 @@ mod partition;
 /// hang, when a node does not answer).
 fn http() -> reqwest::Client {
     reqwest::Client::builder().timeout(Duration::from_secs(20)).build().unwrap()
-}
-
-fn free_addr() -> SocketAddr {
-    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap()
 }
 
 /// A database and a NATS subject prefix of the test's own.
@@ -687,13 +683,8 @@ async fn a_paused_owner_writes_nothing_after_another_node_took_over() {
     for (seat, out) in &outcomes {
         assert_acked_in_record(*seat, out, &rec);
     }
-    let metrics =
-        http().get(format!("http://{}/metrics", nodes[0].addr)).send().await.unwrap().text().await.unwrap();
-    let hosted: f64 = metrics
-        .lines()
-        .filter(|l| l.starts_with("spades_tables{"))
-        .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
-        .sum();
+    let metrics = metrics_text(&http(), nodes[0].addr).await;
+    let hosted = metric(&metrics, "spades_tables", &[]).unwrap_or(0.0);
     assert_eq!(hosted, 0.0, "the woken node stopped the table:\n{metrics}");
     drop(nodes);
     env.drop_db().await;
