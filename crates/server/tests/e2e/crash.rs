@@ -263,13 +263,7 @@ async fn a_killed_server_resumes_every_match_without_losing_a_move_sqlite() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_killed_server_resumes_every_match_without_losing_a_move_postgres() {
-    let Ok(base) = std::env::var("TEST_DATABASE_URL") else {
-        eprintln!("TEST_DATABASE_URL not set: PostgreSQL crash test not run");
-        return;
-    };
-    if base.is_empty() {
-        return;
-    }
+    let Some(base) = crate::services::postgres() else { return };
     let name = format!("spades_crash_{}", Uuid::new_v4().simple());
     let admin = sqlx::postgres::PgPoolOptions::new().max_connections(1).connect(&base).await.unwrap();
     sqlx::raw_sql(sqlx::AssertSqlSafe(format!("CREATE DATABASE {name}"))).execute(&admin).await.unwrap();

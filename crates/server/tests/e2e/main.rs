@@ -29,5 +29,8 @@ mod ops;
 mod refusals;
 /// The REST API: invalid tables refused, table list and status, caching and compression, the web client.
 mod rest;
+/// PostgreSQL and NATS for the tests that need them: skipped without, failing under CI (shared file).
+#[path = "../services/mod.rs"]
+mod services;
 /// A move is for one turn: one chosen before the table moved on is refused `stale`.
 mod turns;

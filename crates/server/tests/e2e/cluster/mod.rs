@@ -1,7 +1,8 @@
 //! Cluster mode with the real binary: three nodes on loopback sharing one
 //! PostgreSQL database (made for the test, dropped after) and NATS. Needs
 //! `TEST_DATABASE_URL` and `TEST_NATS_URL` (`.ci/run` sets both); without
-//! them the tests say so and pass.
+//! them the tests say so and pass, except under CI (`CI` set), where they
+//! fail.
 //!
 //! Every player is a driver that plays simple legal moves, counts what was
 //! acknowledged, and, like a real client, reconnects to the next node and
@@ -57,12 +58,8 @@ static ONE_AT_A_TIME: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(())
 
 impl Env {
     async fn new() -> Option<Env> {
-        let base = std::env::var("TEST_DATABASE_URL").ok().filter(|u| !u.is_empty());
-        let nats = std::env::var("TEST_NATS_URL").ok().filter(|u| !u.is_empty());
-        let (Some(base), Some(nats)) = (base, nats) else {
-            eprintln!("TEST_DATABASE_URL or TEST_NATS_URL not set: cluster test not run");
-            return None;
-        };
+        let base = crate::services::postgres()?;
+        let nats = crate::services::nats()?;
         let turn = ONE_AT_A_TIME.lock().await;
         let id = Uuid::new_v4().simple().to_string();
         let db = format!("spades_cluster_{id}");
