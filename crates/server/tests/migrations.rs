@@ -322,14 +322,8 @@ async fn each_migration_keeps_the_data_written_before_it_sqlite() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn each_migration_keeps_the_data_written_before_it_postgres() {
     let Some(base) = services::postgres() else { return };
-    let name = format!("spades_migrate_{}", Uuid::new_v4().simple());
-    let admin = PgPoolOptions::new().max_connections(1).connect(&base).await.unwrap();
-    sqlx::raw_sql(sqlx::AssertSqlSafe(format!("CREATE DATABASE {name}"))).execute(&admin).await.unwrap();
-    let url = format!("{}/{name}", &base[..base.rfind('/').expect("a database path")]);
-    let pool = PgPoolOptions::new().max_connections(2).connect(&url).await.unwrap();
-    every_stage_survives("postgres", Db::Postgres(pool), &url, &std::env::temp_dir()).await;
-    sqlx::raw_sql(sqlx::AssertSqlSafe(format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)")))
-        .execute(&admin)
-        .await
-        .unwrap();
+    let db = services::TestDatabase::create(&base, "spades_migrate").await;
+    let pool = PgPoolOptions::new().max_connections(2).connect(&db.url).await.unwrap();
+    every_stage_survives("postgres", Db::Postgres(pool), &db.url, &std::env::temp_dir()).await;
+    db.remove().await.unwrap();
 }

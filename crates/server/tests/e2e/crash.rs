@@ -264,13 +264,7 @@ async fn a_killed_server_resumes_every_match_without_losing_a_move_sqlite() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_killed_server_resumes_every_match_without_losing_a_move_postgres() {
     let Some(base) = crate::services::postgres() else { return };
-    let name = format!("spades_crash_{}", Uuid::new_v4().simple());
-    let admin = sqlx::postgres::PgPoolOptions::new().max_connections(1).connect(&base).await.unwrap();
-    sqlx::raw_sql(sqlx::AssertSqlSafe(format!("CREATE DATABASE {name}"))).execute(&admin).await.unwrap();
-    let url = format!("{}/{name}", &base[..base.rfind('/').unwrap()]);
-    crash_and_recover(&url).await;
-    sqlx::raw_sql(sqlx::AssertSqlSafe(format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)")))
-        .execute(&admin)
-        .await
-        .unwrap();
+    let db = crate::services::TestDatabase::create(&base, "spades_crash").await;
+    crash_and_recover(&db.url).await;
+    db.remove().await.unwrap();
 }

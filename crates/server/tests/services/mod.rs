@@ -1,6 +1,7 @@
 //! The services a test may need beside the server: PostgreSQL
-//! (`TEST_DATABASE_URL`) and NATS (`TEST_NATS_URL`). Shared by the test
-//! binaries (`mod services;`, or with `#[path]` from `e2e/`).
+//! (`TEST_DATABASE_URL`), with a database of the test's own on it, and NATS
+//! (`TEST_NATS_URL`). Shared by the test binaries (`mod services;`, or with
+//! `#[path]` from `e2e/`).
 //!
 //! A test that needs one runs when the variable names a service that
 //! answers. When the service is missing it is skipped with a line saying so
@@ -73,4 +74,35 @@ fn socket_addrs(url: &str, default_port: u16) -> Option<Vec<SocketAddr>> {
     };
     let addrs: Vec<SocketAddr> = with_port.to_socket_addrs().ok()?.collect();
     (!addrs.is_empty()).then_some(addrs)
+}
+
+/// A database of the test's own on the PostgreSQL server at `base` (a URL
+/// with a database path), named `{prefix}_{random}`, made by
+/// [`TestDatabase::create`] and dropped by [`TestDatabase::remove`].
+pub struct TestDatabase {
+    /// One connection to `base`, kept to drop the database with.
+    pub admin: sqlx::PgPool,
+    pub name: String,
+    pub url: String,
+}
+
+impl TestDatabase {
+    pub async fn create(base: &str, prefix: &str) -> TestDatabase {
+        let name = format!("{prefix}_{}", uuid::Uuid::new_v4().simple());
+        let admin = sqlx::postgres::PgPoolOptions::new()
+            .max_connections(1)
+            .connect(base)
+            .await
+            .unwrap_or_else(|e| panic!("PostgreSQL at the test URL: {e}"));
+        sqlx::raw_sql(sqlx::AssertSqlSafe(format!("CREATE DATABASE {name}"))).execute(&admin).await.unwrap();
+        let path = base.rfind('/').expect("the PostgreSQL URL of a test needs a database path");
+        let url = format!("{}/{name}", &base[..path]);
+        TestDatabase { admin, name, url }
+    }
+
+    /// Drops the database, closing its connections by force.
+    pub async fn remove(&self) -> Result<(), sqlx::Error> {
+        let sql = format!("DROP DATABASE IF EXISTS {} WITH (FORCE)", self.name);
+        sqlx::raw_sql(sqlx::AssertSqlSafe(sql)).execute(&self.admin).await.map(drop)
+    }
 }

@@ -39,8 +39,7 @@ fn http() -> reqwest::Client {
 
 /// A database and a NATS subject prefix of the test's own.
 struct Env {
-    admin: sqlx::PgPool,
-    db: String,
+    db: crate::services::TestDatabase,
     url: String,
     nats: String,
     prefix: String,
@@ -62,15 +61,11 @@ impl Env {
         let nats = crate::services::nats()?;
         let turn = ONE_AT_A_TIME.lock().await;
         let id = Uuid::new_v4().simple().to_string();
-        let db = format!("spades_cluster_{id}");
-        let admin = sqlx::postgres::PgPoolOptions::new().max_connections(1).connect(&base).await.unwrap();
-        sqlx::raw_sql(sqlx::AssertSqlSafe(format!("CREATE DATABASE {db}"))).execute(&admin).await.unwrap();
-        let url = format!("{}/{db}", &base[..base.rfind('/').unwrap()]);
+        let db = crate::services::TestDatabase::create(&base, "spades_cluster").await;
         let data = std::env::temp_dir().join(format!("spades-cluster-{id}"));
         Some(Env {
-            admin,
+            url: db.url.clone(),
             db,
-            url,
             nats,
             prefix: format!("t{}", &id[..12]),
             data,
@@ -80,8 +75,7 @@ impl Env {
     }
 
     async fn drop_db(self) {
-        let sql = format!("DROP DATABASE IF EXISTS {} WITH (FORCE)", self.db);
-        let _ = sqlx::raw_sql(sqlx::AssertSqlSafe(sql)).execute(&self.admin).await;
+        let _ = self.db.remove().await;
         let _ = std::fs::remove_dir_all(&self.data);
     }
 }
