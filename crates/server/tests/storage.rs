@@ -1,7 +1,8 @@
 //! Storage tests. Each runs against SQLite (a fresh file) and, when
 //! `TEST_DATABASE_URL` names a PostgreSQL server (e.g.
 //! `postgres://postgres@127.0.0.1:5432/test`), against PostgreSQL too, in a
-//! database of its own that is dropped afterwards.
+//! database of its own that is dropped afterwards. Without it they run on
+//! SQLite alone and say so, except under CI (`CI` set), where they fail.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -14,34 +15,26 @@ use spades_server::storage::{
     execute_raw,
 };
 use sqlx::Connection;
-use sqlx::postgres::PgPoolOptions;
 use uuid::Uuid;
+
+mod services;
 
 /// A database for one test, removed on `cleanup`.
 struct TestDb {
     url: String,
     dir: PathBuf,
-    pg_admin: Option<(String, String)>,
+    pg: Option<services::TestDatabase>,
 }
 
 impl TestDb {
     fn sqlite() -> TestDb {
         let dir = std::env::temp_dir().join(format!("spades-storage-{}", Uuid::new_v4().simple()));
-        TestDb { url: String::new(), dir, pg_admin: None }
+        TestDb { url: String::new(), dir, pg: None }
     }
 
     async fn postgres() -> Option<TestDb> {
-        let base = std::env::var("TEST_DATABASE_URL").ok().filter(|u| !u.is_empty())?;
-        let name = format!("spades_test_{}", Uuid::new_v4().simple());
-        let admin =
-            PgPoolOptions::new().max_connections(1).connect(&base).await.expect("TEST_DATABASE_URL connects");
-        sqlx::raw_sql(sqlx::AssertSqlSafe(format!("CREATE DATABASE {name}"))).execute(&admin).await.unwrap();
-        admin.close().await;
-        let url = match base.rfind('/') {
-            Some(i) => format!("{}/{name}", &base[..i]),
-            None => panic!("TEST_DATABASE_URL needs a database path"),
-        };
-        Some(TestDb { url, dir: std::env::temp_dir(), pg_admin: Some((base, name)) })
+        let pg = services::TestDatabase::create(&services::postgres()?, "spades_test").await;
+        Some(TestDb { url: pg.url.clone(), dir: std::env::temp_dir(), pg: Some(pg) })
     }
 
     async fn all() -> Vec<TestDb> {
@@ -63,7 +56,7 @@ impl TestDb {
     /// Another connection holding the database's write lock until
     /// [`Lock::release`].
     async fn lock(&self) -> Lock {
-        if self.pg_admin.is_some() {
+        if self.pg.is_some() {
             let mut c = sqlx::PgConnection::connect(&self.url).await.unwrap();
             sqlx::raw_sql("BEGIN; LOCK TABLE tables, seats, actions, hands IN EXCLUSIVE MODE")
                 .execute(&mut c)
@@ -79,14 +72,8 @@ impl TestDb {
     }
 
     async fn cleanup(self) {
-        match self.pg_admin {
-            Some((base, name)) => {
-                let admin = PgPoolOptions::new().max_connections(1).connect(&base).await.unwrap();
-                sqlx::raw_sql(sqlx::AssertSqlSafe(format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)")))
-                    .execute(&admin)
-                    .await
-                    .unwrap();
-            }
+        match self.pg {
+            Some(pg) => pg.remove().await.unwrap(),
             None => {
                 let _ = std::fs::remove_dir_all(&self.dir);
             }

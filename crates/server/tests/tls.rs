@@ -3,7 +3,7 @@
 //! (initdb in a temporary directory, on a free port, `ssl=on` with a
 //! certificate for `localhost` signed by a CA made here with `openssl`);
 //! a test is skipped, with the reason printed, only when `initdb` is not
-//! installed.
+//! installed, and fails then under CI (`CI` set).
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -13,6 +13,8 @@ use spades_protocol::TableOptions;
 use spades_server::storage::{Journal, StoreOptions, TableRecord};
 use sqlx::Connection;
 use uuid::Uuid;
+
+mod services;
 
 /// `initdb`, `pg_ctl`: on the PATH or in Debian's versioned directory.
 fn pg_bin(name: &str) -> Option<PathBuf> {
@@ -77,7 +79,10 @@ impl Cluster {
     /// `None` (with the reason printed) when PostgreSQL is not installed.
     fn start() -> Option<Cluster> {
         let (Some(initdb), Some(pg_ctl)) = (pg_bin("initdb"), pg_bin("pg_ctl")) else {
-            eprintln!("skipped: initdb/pg_ctl are not installed (apt-get install postgresql-15)");
+            services::missing(
+                "PostgreSQL",
+                "initdb/pg_ctl are not installed (apt-get install postgresql-15)",
+            );
             return None;
         };
         let dir = std::env::temp_dir().join(format!("spades-tls-{}", Uuid::new_v4().simple()));

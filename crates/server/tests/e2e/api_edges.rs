@@ -249,15 +249,7 @@ async fn names_that_could_spoof_are_refused() {
     let table = server.create_table(TableOptions::default()).await.table;
     let mut c = server.client().await;
     for name in ["\u{202E}nnA", "An\u{200B}n", "Ann\u{2066}", "\u{FEFF}Ann", "A\u{061C}nn", "Ann\u{200F}"] {
-        let r = c
-            .request(ClientMessage::Join {
-                protocol: Some(spades_protocol::PROTOCOL_VERSION),
-                table,
-                name: name.into(),
-                seat: None,
-                invite: None,
-            })
-            .await;
+        let r = c.request(join_message(table, name, None, None)).await;
         let (_, code, message) = error_of(&r);
         assert_eq!(code, ErrorCode::InvalidName, "{name:?}");
         assert!(message.contains("invisible"), "{message}");

@@ -14,13 +14,6 @@ use tokio_tungstenite::tungstenite::client::IntoClientRequest;
 
 use crate::helpers::*;
 
-fn code_of(msg: &ServerMessage) -> Option<ErrorCode> {
-    match msg {
-        ServerMessage::Error { code, .. } => Some(*code),
-        _ => None,
-    }
-}
-
 /// A WebSocket upgrade that must be refused: its status, `Retry-After`
 /// and JSON body.
 async fn refused_upgrade(
@@ -92,7 +85,7 @@ async fn a_client_that_never_reads_is_dropped_and_the_table_keeps_moving() {
     config.limits.write_timeout_secs = 1;
     config.limits.messages_per_10s = 1_000_000;
     let server = spawn_server(config).await;
-    let before = metric(&server, "spades_disconnects_total", "reason=\"too_slow\"").await;
+    let before = server.metric("spades_disconnects_total", &["reason=\"too_slow\""]).await;
     let created = server.create_table(TableOptions::default()).await;
     let table = created.table;
 
@@ -162,13 +155,13 @@ async fn a_client_that_never_reads_is_dropped_and_the_table_keeps_moving() {
     let _ = flood.await;
     // Counted as too slow (the count is the process's, read until it moves).
     let counted = tokio::time::timeout(WAIT, async {
-        while metric(&server, "spades_disconnects_total", "reason=\"too_slow\"").await <= before {
+        while server.metric("spades_disconnects_total", &["reason=\"too_slow\""]).await <= before {
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
     })
     .await;
     if counted.is_err() {
-        let text = server.http.get(server.url("/metrics")).send().await.unwrap().text().await.unwrap();
+        let text = server.metrics().await;
         let reasons: Vec<&str> = text.lines().filter(|l| l.starts_with("spades_disconnects_total")).collect();
         panic!("not counted as too_slow (from {before}); the disconnects: {reasons:?}");
     }
@@ -184,7 +177,7 @@ async fn a_write_that_does_not_complete_drops_the_connection() {
     config.limits.write_timeout_secs = 1;
     config.limits.messages_per_10s = 1_000_000;
     let server = spawn_server(config).await;
-    let before = metric(&server, "spades_disconnects_total", "reason=\"too_slow\"").await;
+    let before = server.metric("spades_disconnects_total", &["reason=\"too_slow\""]).await;
     let socket = tokio::net::TcpSocket::new_v4().unwrap();
     socket.set_recv_buffer_size(4096).unwrap();
     let stream = socket.connect(server.addr).await.unwrap();
@@ -208,7 +201,7 @@ async fn a_write_that_does_not_complete_drops_the_connection() {
         sink
     });
     let counted = tokio::time::timeout(WAIT, async {
-        while metric(&server, "spades_disconnects_total", "reason=\"too_slow\"").await <= before {
+        while server.metric("spades_disconnects_total", &["reason=\"too_slow\""]).await <= before {
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
     })
@@ -220,16 +213,6 @@ async fn a_write_that_does_not_complete_drops_the_connection() {
     assert!(ended.is_ok(), "the connection is still open");
     let _ = flood.await;
     server.stop().await;
-}
-
-/// A metric's value from /metrics (0 when absent): the line of `name`
-/// whose labels contain `label`.
-async fn metric(server: &TestServer, name: &str, label: &str) -> f64 {
-    let text = server.http.get(server.url("/metrics")).send().await.unwrap().text().await.unwrap();
-    text.lines()
-        .filter(|l| l.starts_with(name) && l.contains(label))
-        .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
-        .sum()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -362,7 +345,7 @@ impl RawSocket {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn protocol_violations_close_with_1002_and_bad_utf8_with_1007() {
     let server = spawn_server(test_config()).await;
-    let errors_before = metric(&server, "spades_disconnects_total", "reason=\"error\"").await;
+    let errors_before = server.metric("spades_disconnects_total", &["reason=\"error\""]).await;
     // An unmasked client frame breaks the protocol.
     let mut raw = RawSocket::connect(server.addr).await;
     raw.send(0x81, br#"{"type":"ping"}"#, None).await;
@@ -387,9 +370,9 @@ async fn protocol_violations_close_with_1002_and_bad_utf8_with_1007() {
     let c = server.client().await;
     drop(c);
     tokio::time::sleep(Duration::from_millis(300)).await;
-    let protocol = metric(&server, "spades_disconnects_total", "reason=\"protocol\"").await;
+    let protocol = server.metric("spades_disconnects_total", &["reason=\"protocol\""]).await;
     assert!(protocol >= 3.0, "{protocol}");
-    let errors_after = metric(&server, "spades_disconnects_total", "reason=\"error\"").await;
+    let errors_after = server.metric("spades_disconnects_total", &["reason=\"error\""]).await;
     assert!((errors_after - errors_before).abs() < f64::EPSILON, "{errors_before} → {errors_after}");
     server.stop().await;
 }

@@ -20,11 +20,6 @@ struct Server {
     addr: SocketAddr,
 }
 
-fn free_addr() -> SocketAddr {
-    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    l.local_addr().unwrap()
-}
-
 async fn start(data: &Path, database_url: &str, addr: SocketAddr) -> Server {
     let config = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../config/default.toml");
     let mut child = Command::new(env!("CARGO_BIN_EXE_spades-server"))
@@ -268,20 +263,8 @@ async fn a_killed_server_resumes_every_match_without_losing_a_move_sqlite() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_killed_server_resumes_every_match_without_losing_a_move_postgres() {
-    let Ok(base) = std::env::var("TEST_DATABASE_URL") else {
-        eprintln!("TEST_DATABASE_URL not set: PostgreSQL crash test not run");
-        return;
-    };
-    if base.is_empty() {
-        return;
-    }
-    let name = format!("spades_crash_{}", Uuid::new_v4().simple());
-    let admin = sqlx::postgres::PgPoolOptions::new().max_connections(1).connect(&base).await.unwrap();
-    sqlx::raw_sql(sqlx::AssertSqlSafe(format!("CREATE DATABASE {name}"))).execute(&admin).await.unwrap();
-    let url = format!("{}/{name}", &base[..base.rfind('/').unwrap()]);
-    crash_and_recover(&url).await;
-    sqlx::raw_sql(sqlx::AssertSqlSafe(format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)")))
-        .execute(&admin)
-        .await
-        .unwrap();
+    let Some(base) = crate::services::postgres() else { return };
+    let db = crate::services::TestDatabase::create(&base, "spades_crash").await;
+    crash_and_recover(&db.url).await;
+    db.remove().await.unwrap();
 }

@@ -6,26 +6,8 @@ use spades_engine::{MatchEnd, Rules, Seat};
 use spades_protocol::{
     ClientMessage, ErrorCode, SeatKind, SeatStatus, ServerMessage, TableOptions, TablePhase,
 };
-use uuid::Uuid;
 
 use crate::helpers::*;
-
-fn join_msg(table: Uuid, name: &str, seat: Option<Seat>, invite: Option<String>) -> ClientMessage {
-    ClientMessage::Join {
-        protocol: Some(spades_protocol::PROTOCOL_VERSION),
-        table,
-        name: name.into(),
-        seat,
-        invite,
-    }
-}
-
-fn refused(msg: &ServerMessage) -> Option<ErrorCode> {
-    match msg {
-        ServerMessage::Error { code, .. } => Some(*code),
-        _ => None,
-    }
-}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_friend_takes_a_bots_seat_in_the_lobby_unless_the_table_says_no() {
@@ -52,7 +34,7 @@ async fn a_friend_takes_a_bots_seat_in_the_lobby_unless_the_table_says_no() {
     // A person's seat is not free for the taking.
     let mut dee = server.client().await;
     assert_eq!(
-        refused(&dee.request(join_msg(table, "Dee", Some(Seat::North), None)).await),
+        code_of(&dee.request(join_message(table, "Dee", Some(Seat::North), None)).await),
         Some(ErrorCode::SeatTaken)
     );
 
@@ -63,12 +45,12 @@ async fn a_friend_takes_a_bots_seat_in_the_lobby_unless_the_table_says_no() {
     eve.request(ClientMessage::AddBots { owner_token: closed.owner_token.clone() }).await;
     let mut fay = server.client().await;
     assert_eq!(
-        refused(&fay.request(join_msg(closed.table, "Fay", None, None)).await),
+        code_of(&fay.request(join_message(closed.table, "Fay", None, None)).await),
         Some(ErrorCode::TableFull)
     );
     let mut gus = server.client().await;
     assert_eq!(
-        refused(&gus.request(join_msg(closed.table, "Gus", Some(Seat::East), None)).await),
+        code_of(&gus.request(join_message(closed.table, "Gus", Some(Seat::East), None)).await),
         Some(ErrorCode::SeatTaken)
     );
     server.stop().await;
@@ -86,9 +68,9 @@ async fn the_owner_takes_bots_out_and_moves_seats_before_the_start() {
     let mut bo = server.client().await;
     bo.request(ClientMessage::Watch { protocol: Some(spades_protocol::PROTOCOL_VERSION), table }).await;
     let r = bo.request(ClientMessage::RemoveBot { owner_token: "nope".into(), seat: Seat::East }).await;
-    assert_eq!(refused(&r), Some(ErrorCode::InvalidToken));
+    assert_eq!(code_of(&r), Some(ErrorCode::InvalidToken));
     let r = ann.request(ClientMessage::RemoveBot { owner_token: owner.clone(), seat: Seat::North }).await;
-    assert_eq!(refused(&r), Some(ErrorCode::SeatNotBot));
+    assert_eq!(code_of(&r), Some(ErrorCode::SeatNotBot));
     let r = ann.request(ClientMessage::RemoveBot { owner_token: owner.clone(), seat: Seat::East }).await;
     assert!(matches!(r, ServerMessage::Ack { .. }), "{r:?}");
     let v = ann.view_until(|v| v.seats[1].status == SeatStatus::Empty).await;
@@ -104,7 +86,7 @@ async fn the_owner_takes_bots_out_and_moves_seats_before_the_start() {
     let r = ann
         .request(ClientMessage::MoveSeat { owner_token: owner.clone(), from: Seat::West, to: Seat::West })
         .await;
-    assert_eq!(refused(&r), Some(ErrorCode::BadMessage));
+    assert_eq!(code_of(&r), Some(ErrorCode::BadMessage));
     // Her token still works, at her new seat.
     drop(ann);
     let mut again = server.client().await;
@@ -122,11 +104,11 @@ async fn the_owner_takes_bots_out_and_moves_seats_before_the_start() {
     again.request(ClientMessage::Start { owner_token: owner.clone() }).await;
     again.view_until(|v| v.phase == TablePhase::Bidding).await;
     let r = again.request(ClientMessage::RemoveBot { owner_token: owner.clone(), seat: Seat::North }).await;
-    assert_eq!(refused(&r), Some(ErrorCode::AlreadyStarted));
+    assert_eq!(code_of(&r), Some(ErrorCode::AlreadyStarted));
     let r = again
         .request(ClientMessage::MoveSeat { owner_token: owner, from: Seat::North, to: Seat::East })
         .await;
-    assert_eq!(refused(&r), Some(ErrorCode::AlreadyStarted));
+    assert_eq!(code_of(&r), Some(ErrorCode::AlreadyStarted));
     server.stop().await;
 }
 
@@ -144,14 +126,14 @@ async fn an_invited_friend_plays_on_the_seat_of_a_player_who_left() {
     ann.request(ClientMessage::Start { owner_token: owner.clone() }).await;
     // Before anybody left: nothing to hand over.
     let r = ann.request(ClientMessage::Invite { owner_token: owner.clone(), seat: Seat::South }).await;
-    assert_eq!(refused(&r), Some(ErrorCode::SeatTaken));
+    assert_eq!(code_of(&r), Some(ErrorCode::SeatTaken));
     bo.view_until(|v| v.phase == TablePhase::Bidding).await;
     assert!(matches!(bo.request(ClientMessage::Leave).await, ServerMessage::Ack { .. }));
     drop(bo);
     ann.view_until(|v| v.seats[2].status == SeatStatus::Left).await;
     // Only the owner invites.
     let r = ann.request(ClientMessage::Invite { owner_token: "nope".into(), seat: Seat::South }).await;
-    assert_eq!(refused(&r), Some(ErrorCode::InvalidToken));
+    assert_eq!(code_of(&r), Some(ErrorCode::InvalidToken));
     let ServerMessage::Invited { seat, code, .. } =
         ann.request(ClientMessage::Invite { owner_token: owner.clone(), seat: Seat::South }).await
     else {
@@ -160,16 +142,16 @@ async fn an_invited_friend_plays_on_the_seat_of_a_player_who_left() {
     assert_eq!((seat, code.len()), (Seat::South, 64));
     // A wrong code, or the code for another seat, seats nobody.
     let mut eve = server.client().await;
-    let r = eve.request(join_msg(table, "Eve", Some(Seat::South), Some("0".repeat(64)))).await;
-    assert_eq!(refused(&r), Some(ErrorCode::InvalidToken));
-    let r = eve.request(join_msg(table, "Eve", Some(Seat::East), Some(code.clone()))).await;
-    assert_eq!(refused(&r), Some(ErrorCode::InvalidToken));
+    let r = eve.request(join_message(table, "Eve", Some(Seat::South), Some("0".repeat(64)))).await;
+    assert_eq!(code_of(&r), Some(ErrorCode::InvalidToken));
+    let r = eve.request(join_message(table, "Eve", Some(Seat::East), Some(code.clone()))).await;
+    assert_eq!(code_of(&r), Some(ErrorCode::InvalidToken));
     // Without a code the match is closed to joiners, as before.
-    let r = eve.request(join_msg(table, "Eve", None, None)).await;
-    assert_eq!(refused(&r), Some(ErrorCode::AlreadyStarted));
+    let r = eve.request(join_message(table, "Eve", None, None)).await;
+    assert_eq!(code_of(&r), Some(ErrorCode::AlreadyStarted));
     // The friend takes the seat with its cards and plays on.
     let mut dee = server.client().await;
-    let r = dee.request(join_msg(table, "Dee", None, Some(code.clone()))).await;
+    let r = dee.request(join_message(table, "Dee", None, Some(code.clone()))).await;
     let ServerMessage::Joined { seat: Seat::South, token, .. } = r else { panic!("{r:?}") };
     assert_eq!(token.len(), 64);
     let v = dee.view_until(|v| v.game.is_some()).await;
@@ -183,7 +165,7 @@ async fn an_invited_friend_plays_on_the_seat_of_a_player_who_left() {
     // The code is spent.
     let mut fay = server.client().await;
     assert_eq!(
-        refused(&fay.request(join_msg(table, "Fay", None, Some(code))).await),
+        code_of(&fay.request(join_message(table, "Fay", None, Some(code))).await),
         Some(ErrorCode::InvalidToken)
     );
     // Both play the match out; the record says who played which hands.

@@ -8,8 +8,8 @@ use std::time::Duration;
 use futures_util::{SinkExt, StreamExt};
 use spades_engine::{Action, CardSet, Legal, Seat};
 use spades_protocol::{
-    ClientFrame, ClientMessage, CreateTable, CreatedTable, ServerMessage, TableOptions, TableStatus,
-    TableView,
+    ClientFrame, ClientMessage, CreateTable, CreatedTable, ErrorCode, ServerMessage, TableOptions,
+    TableStatus, TableView,
 };
 use spades_server::Config;
 use tokio::net::TcpStream;
@@ -73,6 +73,16 @@ impl TestServer {
 
     pub async fn client(&self) -> Client {
         Client::connect(self.addr).await
+    }
+
+    /// The server's `/metrics` text.
+    pub async fn metrics(&self) -> String {
+        metrics_text(&self.http, self.addr).await
+    }
+
+    /// A metric's value from `/metrics` (0 when absent); see [`metric`].
+    pub async fn metric(&self, name: &str, labels: &[&str]) -> f64 {
+        metric(&self.metrics().await, name, labels).unwrap_or(0.0)
     }
 
     pub async fn stop(self) {
@@ -265,16 +275,7 @@ impl Client {
 
     /// Takes a seat and returns (seat, token).
     pub async fn join(&mut self, table: Uuid, name: &str, seat: Option<Seat>) -> (Seat, String) {
-        match self
-            .request(ClientMessage::Join {
-                protocol: Some(spades_protocol::PROTOCOL_VERSION),
-                table,
-                name: name.into(),
-                seat,
-                invite: None,
-            })
-            .await
-        {
+        match self.request(join_message(table, name, seat, None)).await {
             ServerMessage::Joined { seat, token, .. } => (seat, token),
             other => panic!("join refused: {other:?}"),
         }
@@ -295,6 +296,63 @@ pub fn simple_move(view: &TableView) -> Option<Action> {
         Legal::Play { cards } => cards.first().map(Action::Play),
         Legal::None => None,
     }
+}
+
+/// A `join` of this protocol version.
+pub fn join_message(table: Uuid, name: &str, seat: Option<Seat>, invite: Option<String>) -> ClientMessage {
+    ClientMessage::Join {
+        protocol: Some(spades_protocol::PROTOCOL_VERSION),
+        table,
+        name: name.into(),
+        seat,
+        invite,
+    }
+}
+
+/// The code of an error message; `None` for any other message.
+pub fn code_of(msg: &ServerMessage) -> Option<ErrorCode> {
+    match msg {
+        ServerMessage::Error { code, .. } => Some(*code),
+        _ => None,
+    }
+}
+
+/// A loopback address with a free port (free a moment ago), for a server
+/// process to bind.
+pub fn free_addr() -> SocketAddr {
+    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap()
+}
+
+/// The `/metrics` text of the server at `addr`.
+pub async fn metrics_text(http: &reqwest::Client, addr: SocketAddr) -> String {
+    http.get(format!("http://{addr}/metrics")).send().await.unwrap().text().await.unwrap()
+}
+
+/// A metric's value in Prometheus text: the sum of the samples of exactly
+/// `name` whose labels contain every one of `labels` (such as
+/// `reason="too_slow"`; none for every sample); `None` when there is no such
+/// sample.
+pub fn metric(text: &str, name: &str, labels: &[&str]) -> Option<f64> {
+    let mut sum = None;
+    for line in text.lines() {
+        let Some(rest) = line.strip_prefix(name) else { continue };
+        let (label_set, value) = if let Some(rest) = rest.strip_prefix('{') {
+            let Some(end) = rest.rfind('}') else { continue };
+            (&rest[..end], &rest[end + 1..])
+        } else if rest.starts_with(' ') {
+            ("", rest)
+        } else {
+            continue;
+        };
+        if !labels.iter().all(|l| label_set.contains(l)) {
+            continue;
+        }
+        // The value, then an optional timestamp.
+        if let Some(v) = value.split_whitespace().next().and_then(|v| v.parse::<f64>().ok()) {
+            *sum.get_or_insert(0.0) += v;
+        }
+    }
+    sum
 }
 
 pub fn action_message(action: Action) -> ClientMessage {

@@ -7,15 +7,6 @@ use tokio_tungstenite::tungstenite::client::IntoClientRequest;
 
 use crate::helpers::*;
 
-/// Reads one sample of a metric (summing every matching label set).
-fn sample(text: &str, name: &str, labels: &[&str]) -> f64 {
-    text.lines()
-        .filter(|l| l.starts_with(name) && labels.iter().all(|lab| l.contains(lab)))
-        .filter(|l| l[name.len()..].starts_with('{') || l[name.len()..].starts_with(' '))
-        .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
-        .sum()
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn metrics_move_when_a_hand_is_played() {
     let server = spawn_server(test_config()).await;
@@ -39,7 +30,9 @@ async fn metrics_move_when_a_hand_is_played() {
     let resp = get("/metrics").await;
     assert_eq!(resp.headers()["content-type"], "text/plain; version=0.0.4");
     let after = resp.text().await.unwrap();
-    let moved = |name: &str, labels: &[&str]| sample(&after, name, labels) > sample(&before, name, labels);
+    let moved = |name: &str, labels: &[&str]| {
+        metric(&after, name, labels).unwrap_or(0.0) > metric(&before, name, labels).unwrap_or(0.0)
+    };
     assert!(moved("spades_actions_total", &["kind=\"play\"", "source=\"player\""]), "{after}");
     assert!(moved("spades_actions_total", &["kind=\"play\"", "source=\"bot\""]));
     assert!(moved("spades_actions_total", &["kind=\"bid\""]));
@@ -47,12 +40,12 @@ async fn metrics_move_when_a_hand_is_played() {
     assert!(moved("spades_errors_total", &["code=\"not_on_autopilot\""]));
     assert!(moved("spades_tables_created_total", &[]));
     assert!(
-        sample(&after, "spades_tables", &["phase=\"bidding\""])
-            + sample(&after, "spades_tables", &["phase=\"playing\""])
+        metric(&after, "spades_tables", &["phase=\"bidding\""]).unwrap_or(0.0)
+            + metric(&after, "spades_tables", &["phase=\"playing\""]).unwrap_or(0.0)
             >= 1.0
     );
-    assert!(sample(&after, "spades_connections", &[]) >= 1.0);
-    assert!(sample(&after, "spades_resident_memory_bytes", &[]) > 1e6);
+    assert!(metric(&after, "spades_connections", &[]).unwrap_or(0.0) >= 1.0);
+    assert!(metric(&after, "spades_resident_memory_bytes", &[]).unwrap_or(0.0) > 1e6);
     server.stop().await;
 }
 

@@ -3,13 +3,6 @@ use spades_protocol::{ClientMessage, ErrorCode, ServerMessage, TableOptions, Tab
 
 use crate::helpers::*;
 
-fn code_of(msg: &ServerMessage) -> Option<ErrorCode> {
-    match msg {
-        ServerMessage::Error { code, .. } => Some(*code),
-        _ => None,
-    }
-}
-
 /// Garbage, oversized and out-of-place frames each get a typed error, and
 /// the connection stays usable.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -61,35 +54,11 @@ async fn nobody_acts_out_of_place_and_illegal_cards_change_nothing() {
     }
     // Joining a taken seat, or a full table.
     let mut late = server.client().await;
-    let r = late
-        .request(ClientMessage::Join {
-            protocol: Some(spades_protocol::PROTOCOL_VERSION),
-            table,
-            name: "Late".into(),
-            seat: Some(Seat::North),
-            invite: None,
-        })
-        .await;
+    let r = late.request(join_message(table, "Late", Some(Seat::North), None)).await;
     assert_eq!(code_of(&r), Some(ErrorCode::SeatTaken));
-    let r = late
-        .request(ClientMessage::Join {
-            protocol: Some(spades_protocol::PROTOCOL_VERSION),
-            table,
-            name: "Late".into(),
-            seat: None,
-            invite: None,
-        })
-        .await;
+    let r = late.request(join_message(table, "Late", None, None)).await;
     assert_eq!(code_of(&r), Some(ErrorCode::TableFull));
-    let r = late
-        .request(ClientMessage::Join {
-            protocol: Some(spades_protocol::PROTOCOL_VERSION),
-            table,
-            name: " ".into(),
-            seat: None,
-            invite: None,
-        })
-        .await;
+    let r = late.request(join_message(table, " ", None, None)).await;
     assert_eq!(code_of(&r), Some(ErrorCode::InvalidName));
     // Only the owner starts.
     let r = seats[1].request(ClientMessage::Start { owner_token: tokens[1].clone() }).await;

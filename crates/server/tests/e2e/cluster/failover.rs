@@ -14,7 +14,7 @@ use spades_protocol::{
 use uuid::Uuid;
 
 use super::{Env, get_json, http, owner_of, three_nodes};
-use crate::helpers::{Client, action_message, simple_move};
+use crate::helpers::{Client, action_message, metric, metrics_text, simple_move};
 
 /// The lease of the test nodes, ms (`Node::spawn`).
 const LEASE_MS: u64 = 2000;
@@ -203,19 +203,8 @@ async fn a_dead_stopped_or_drained_owners_tables_move_though_every_node_holds_fi
     // No table is left without an owner, and the nodes say so.
     let deadline = Instant::now() + FAILOVER;
     loop {
-        let metrics = http()
-            .get(format!("http://{}/metrics", nodes[0].addr))
-            .send()
-            .await
-            .unwrap()
-            .text()
-            .await
-            .unwrap();
-        let unowned = metrics
-            .lines()
-            .find(|l| l.starts_with("spades_unowned_tables "))
-            .and_then(|l| l.split_whitespace().nth(1))
-            .and_then(|v| v.parse::<f64>().ok());
+        let metrics = metrics_text(&http(), nodes[0].addr).await;
+        let unowned = metric(&metrics, "spades_unowned_tables", &[]);
         if unowned == Some(0.0) {
             break;
         }

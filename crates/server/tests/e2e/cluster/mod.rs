@@ -1,7 +1,8 @@
 //! Cluster mode with the real binary: three nodes on loopback sharing one
 //! PostgreSQL database (made for the test, dropped after) and NATS. Needs
 //! `TEST_DATABASE_URL` and `TEST_NATS_URL` (`.ci/run` sets both); without
-//! them the tests say so and pass.
+//! them the tests say so and pass, except under CI (`CI` set), where they
+//! fail.
 //!
 //! Every player is a driver that plays simple legal moves, counts what was
 //! acknowledged, and, like a real client, reconnects to the next node and
@@ -21,10 +22,13 @@ use spades_protocol::{
 use tokio_tungstenite::tungstenite::Message;
 use uuid::Uuid;
 
-use crate::helpers::{Client, assert_no_leaks, simple_move};
+use crate::helpers::{Client, assert_no_leaks, free_addr, metric, metrics_text, simple_move};
 
+/// Owners killed, paused or drained while nodes hold finished matches and relay connections.
 mod failover;
+/// Every connection of a moved table hears the new owner without sending `sync`.
 mod moved;
+/// A node cut off from PostgreSQL and NATS hands its tables over and rejoins (needs root).
 mod partition;
 
 /// An HTTP client whose requests give up after 20 s (a test must fail, not
@@ -33,14 +37,9 @@ fn http() -> reqwest::Client {
     reqwest::Client::builder().timeout(Duration::from_secs(20)).build().unwrap()
 }
 
-fn free_addr() -> SocketAddr {
-    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap()
-}
-
 /// A database and a NATS subject prefix of the test's own.
 struct Env {
-    admin: sqlx::PgPool,
-    db: String,
+    db: crate::services::TestDatabase,
     url: String,
     nats: String,
     prefix: String,
@@ -58,23 +57,15 @@ static ONE_AT_A_TIME: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(())
 
 impl Env {
     async fn new() -> Option<Env> {
-        let base = std::env::var("TEST_DATABASE_URL").ok().filter(|u| !u.is_empty());
-        let nats = std::env::var("TEST_NATS_URL").ok().filter(|u| !u.is_empty());
-        let (Some(base), Some(nats)) = (base, nats) else {
-            eprintln!("TEST_DATABASE_URL or TEST_NATS_URL not set: cluster test not run");
-            return None;
-        };
+        let base = crate::services::postgres()?;
+        let nats = crate::services::nats()?;
         let turn = ONE_AT_A_TIME.lock().await;
         let id = Uuid::new_v4().simple().to_string();
-        let db = format!("spades_cluster_{id}");
-        let admin = sqlx::postgres::PgPoolOptions::new().max_connections(1).connect(&base).await.unwrap();
-        sqlx::raw_sql(sqlx::AssertSqlSafe(format!("CREATE DATABASE {db}"))).execute(&admin).await.unwrap();
-        let url = format!("{}/{db}", &base[..base.rfind('/').unwrap()]);
+        let db = crate::services::TestDatabase::create(&base, "spades_cluster").await;
         let data = std::env::temp_dir().join(format!("spades-cluster-{id}"));
         Some(Env {
-            admin,
+            url: db.url.clone(),
             db,
-            url,
             nats,
             prefix: format!("t{}", &id[..12]),
             data,
@@ -84,8 +75,7 @@ impl Env {
     }
 
     async fn drop_db(self) {
-        let sql = format!("DROP DATABASE IF EXISTS {} WITH (FORCE)", self.db);
-        let _ = sqlx::raw_sql(sqlx::AssertSqlSafe(sql)).execute(&self.admin).await;
+        let _ = self.db.remove().await;
         let _ = std::fs::remove_dir_all(&self.data);
     }
 }
@@ -684,13 +674,8 @@ async fn a_paused_owner_writes_nothing_after_another_node_took_over() {
     for (seat, out) in &outcomes {
         assert_acked_in_record(*seat, out, &rec);
     }
-    let metrics =
-        http().get(format!("http://{}/metrics", nodes[0].addr)).send().await.unwrap().text().await.unwrap();
-    let hosted: f64 = metrics
-        .lines()
-        .filter(|l| l.starts_with("spades_tables{"))
-        .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
-        .sum();
+    let metrics = metrics_text(&http(), nodes[0].addr).await;
+    let hosted = metric(&metrics, "spades_tables", &[]).unwrap_or(0.0);
     assert_eq!(hosted, 0.0, "the woken node stopped the table:\n{metrics}");
     drop(nodes);
     env.drop_db().await;
