@@ -130,6 +130,8 @@ impl Cluster {
             .map_err(|e| {
                 anyhow::anyhow!("cluster.nats_url {}: {e}", crate::config::redact_url(&c.nats_url))
             })?;
+        let subjects = Subjects::new(&c.subject_prefix);
+        refuse_other_wire_versions(&nats, &subjects, &leases, &node, c.lease_ms).await?;
         let address =
             if c.advertise.is_empty() { config.server.bind.to_string() } else { c.advertise.clone() };
         // A node id is one process's at a time: a live node beats every
@@ -161,7 +163,7 @@ impl Cluster {
             incarnation,
             nats,
             leases,
-            subjects: Subjects::new(&c.subject_prefix),
+            subjects,
             lease_ms: c.lease_ms,
             owned: DashMap::new(),
             relays: DashMap::new(),
@@ -392,6 +394,43 @@ impl Cluster {
         }
         None
     }
+}
+
+/// A cluster runs one wire version: before it takes its node id, a node
+/// asks the running nodes the lobby question (every version answers it)
+/// and refuses to join when an answer is of another version, rather than
+/// join nodes that would refuse every request of its own.
+///
+/// # Errors
+/// When a running node speaks another wire version, or the nodes cannot be
+/// read or asked.
+async fn refuse_other_wire_versions(
+    nats: &async_nats::Client,
+    subjects: &Subjects,
+    leases: &crate::storage::Leases,
+    node: &str,
+    lease_ms: u64,
+) -> anyhow::Result<()> {
+    use futures_util::StreamExt;
+    let others = leases.nodes(lease_ms).await?.into_iter().filter(|n| n.id != node).count();
+    if others == 0 {
+        return Ok(());
+    }
+    let inbox = nats.new_inbox();
+    let mut answers = nats.subscribe(inbox.clone()).await?;
+    nats.publish_with_reply(subjects.lobby(), inbox, node.as_bytes().to_vec().into()).await?;
+    let deadline = tokio::time::Instant::now() + LOBBY_WAIT;
+    for _ in 0..others {
+        let Ok(Some(msg)) = tokio::time::timeout_at(deadline, answers.next()).await else { break };
+        if let Err(wire::WireError::Version(theirs)) = wire::decode::<Reply>(&msg.payload) {
+            anyhow::bail!(
+                "a running node of this cluster speaks cluster wire version {theirs}, this one {}: a cluster \
+                 runs one wire version, so stop the nodes of the other version first (docs/cluster.md)",
+                wire::WIRE_VERSION
+            );
+        }
+    }
+    Ok(())
 }
 
 impl Cluster {

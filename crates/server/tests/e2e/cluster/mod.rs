@@ -744,6 +744,58 @@ async fn a_second_node_with_a_node_id_in_use_is_refused() {
     env.drop_db().await;
 }
 
+/// A cluster runs one wire version: a node refuses to join one whose
+/// running node answers in another version (here version 1's lobby
+/// answer, the one message every version answers), and says why; with that
+/// node gone it joins.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_node_refuses_to_join_a_cluster_of_another_wire_version() {
+    let Some(env) = Env::new().await else { return };
+    // A node of this version makes the schema, and goes.
+    Node::start(&env, "first").await.drain().await;
+    let db = test_db(&env).await;
+    sqlx::query(
+        "INSERT INTO nodes (id, incarnation, address, heartbeat_at) VALUES ('old', 'x', '127.0.0.1:9', spades_now_ms())",
+    )
+    .execute(&db)
+    .await
+    .unwrap();
+    let nats = async_nats::connect(env.nats.as_str()).await.unwrap();
+    let mut lobby = nats.subscribe(format!("{}.lobby", env.prefix)).await.unwrap();
+    let answering = nats.clone();
+    let old = tokio::spawn(async move {
+        while let Some(msg) = lobby.next().await {
+            if let Some(to) = msg.reply {
+                let answer = r#"{"v":1,"msg":{"type":"lobby","tables":[]}}"#;
+                answering.publish(to, answer.into()).await.unwrap();
+            }
+        }
+    });
+    nats.flush().await.unwrap();
+    let mut child = Node::command(&env, "new", free_addr(), None).stderr(Stdio::piped()).spawn().unwrap();
+    let started = Instant::now();
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        assert!(started.elapsed() < Duration::from_secs(15), "the node joined a cluster of another version");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    let mut said = String::new();
+    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut said).unwrap();
+    assert!(!status.success());
+    assert!(said.contains("speaks cluster wire version 1"), "{said}");
+    let registered: Option<String> =
+        sqlx::query_scalar("SELECT id FROM nodes WHERE id = 'new'").fetch_optional(&db).await.unwrap();
+    assert_eq!(registered, None, "a refused node takes no node id");
+    // The old version's node gone, the node joins.
+    old.abort();
+    sqlx::query("DELETE FROM nodes WHERE id = 'old'").execute(&db).await.unwrap();
+    drop(Node::start(&env, "new").await);
+    db.close().await;
+    env.drop_db().await;
+}
+
 /// A node takes back the tables of its earlier process before it serves
 /// anything: the tables it creates the moment it answers stay at the epoch
 /// they were created with (claimed again, each would run twice on the node,
