@@ -407,7 +407,7 @@ impl Cluster {
 async fn refuse_other_wire_versions(
     nats: &async_nats::Client,
     subjects: &Subjects,
-    leases: &crate::storage::Leases,
+    leases: &Leases,
     node: &str,
     lease_ms: u64,
 ) -> anyhow::Result<()> {
