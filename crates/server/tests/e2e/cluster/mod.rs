@@ -725,20 +725,26 @@ async fn draining_and_restarting_every_node_in_turn_is_invisible_to_players() {
     env.drop_db().await;
 }
 
+/// How a node process that must not start ended, within 15 s (`why` when
+/// it does not end).
+async fn exit_of(child: &mut Child, why: &str) -> std::process::ExitStatus {
+    let started = Instant::now();
+    loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            return s;
+        }
+        assert!(started.elapsed() < Duration::from_secs(15), "{why}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_second_node_with_a_node_id_in_use_is_refused() {
     let Some(env) = Env::new().await else { return };
     let first = Node::start(&env, "same").await;
     let addr = free_addr();
     let mut child = Node::spawn(&env, "same", addr);
-    let started = Instant::now();
-    let status = loop {
-        if let Some(s) = child.try_wait().unwrap() {
-            break s;
-        }
-        assert!(started.elapsed() < Duration::from_secs(15), "the second node did not give up");
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    };
+    let status = exit_of(&mut child, "the second node did not give up").await;
     assert!(!status.success(), "the second process with node id \"same\" is refused");
     drop(first);
     env.drop_db().await;
@@ -773,14 +779,7 @@ async fn a_node_refuses_to_join_a_cluster_of_another_wire_version() {
     });
     nats.flush().await.unwrap();
     let mut child = Node::command(&env, "new", free_addr(), None).stderr(Stdio::piped()).spawn().unwrap();
-    let started = Instant::now();
-    let status = loop {
-        if let Some(s) = child.try_wait().unwrap() {
-            break s;
-        }
-        assert!(started.elapsed() < Duration::from_secs(15), "the node joined a cluster of another version");
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    };
+    let status = exit_of(&mut child, "the node joined a cluster of another version").await;
     let mut said = String::new();
     std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut said).unwrap();
     assert!(!status.success());
