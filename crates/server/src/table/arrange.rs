@@ -172,7 +172,7 @@ impl Table {
         let mut added = Vec::new();
         for seat in Seat::ALL {
             if self.seats[seat].is_none() {
-                self.seats[seat] = Some(Occupant::bot(format!("{seat} bot")));
+                self.seats[seat] = Some(Occupant::bot(seat));
                 added.push(seat);
             }
         }
@@ -246,6 +246,12 @@ impl Table {
     /// connection gets a snapshot: its `you` changed).
     fn swap(&mut self, a: Seat, b: Seat) {
         self.seats.0.swap(usize::from(a.index()), usize::from(b.index()));
+        // A bot is named for the seat it plays, wherever it moves.
+        for seat in [a, b] {
+            if let Some(o) = self.seats[seat].as_mut().filter(|o| o.kind == SeatKind::Bot) {
+                o.name = Occupant::bot_name(seat);
+            }
+        }
         if let Some(lobby) = self.fair.as_mut() {
             lobby.swap(a, b);
         }

@@ -14,6 +14,7 @@ use tokio::time::Instant;
 use tracing::info;
 use uuid::Uuid;
 
+use super::seats::Occupant;
 use super::{ConnId, Role, Table};
 use crate::storage::SeatRecord;
 use crate::token::TokenHash;
@@ -134,7 +135,7 @@ impl Table {
             o.as_ref().map(|o| {
                 if o.kind == SeatKind::Bot || o.left {
                     SeatRecord {
-                        name: format!("{seat} bot"),
+                        name: Occupant::bot_name(seat),
                         kind: SeatKind::Bot,
                         token_hash: None,
                         left: false,

@@ -52,8 +52,15 @@ impl Occupant {
         }
     }
 
-    pub(super) fn bot(name: String) -> Occupant {
+    /// The bot of `seat`, named for it.
+    pub(super) fn bot(seat: Seat) -> Occupant {
+        let name = Occupant::bot_name(seat);
         Occupant { kind: SeatKind::Bot, token: None, ..Occupant::human(name, TokenHash([0; 32])) }
+    }
+
+    /// A bot is named for the seat it plays.
+    pub(super) fn bot_name(seat: Seat) -> String {
+        format!("{seat} bot")
     }
 
     /// A seat as stored: people start away, with a full grace unless it had
@@ -538,7 +545,7 @@ mod tests {
     #[test]
     fn nobody_waits_for_a_bot_or_a_player_who_left() {
         let (now, settings) = (Instant::now(), settings());
-        let mut bot = Occupant::bot("north bot".into());
+        let mut bot = Occupant::bot(Seat::North);
         bot.attached();
         assert_eq!(bot.detached(false, now, &settings), None);
         let mut o = person();

@@ -83,6 +83,7 @@ async fn the_owner_takes_bots_out_and_moves_seats_before_the_start() {
     let v = ann.view_until(|v| v.you == Some(Seat::South)).await;
     assert_eq!(v.seats[2].name.as_deref(), Some("Ann"));
     assert_eq!(v.seats[0].kind, Some(SeatKind::Bot));
+    assert_eq!(v.seats[0].name.as_deref(), Some("North bot"), "a bot is named for the seat it plays");
     let r = ann
         .request(ClientMessage::MoveSeat { owner_token: owner.clone(), from: Seat::West, to: Seat::West })
         .await;
