@@ -42,8 +42,12 @@ export const tableStatus = (id) => call('GET', `/tables/${encodeURIComponent(id)
 /** Creates a table: `{table, owner_token}`. */
 export const createTable = (name, options) => call('POST', '/tables', { name, options });
 
-/** Recent matches, newest first (`MatchSummary[]`). */
-export const listMatches = (limit = 10) => call('GET', `/matches?limit=${limit}`);
+/**
+ * Recent matches, newest first (`MatchSummary[]`): with `finished`, only
+ * the matches that are over (`true`) or only the others (`false`).
+ */
+export const listMatches = (limit = 10, { finished } = {}) =>
+  call('GET', `/matches?limit=${limit}${finished === undefined ? '' : `&finished=${finished}`}`);
 
 /** A match's record, every card of every finished hand (`MatchRecord`). */
 export const matchRecord = (id) => call('GET', `/matches/${encodeURIComponent(id)}`);

@@ -240,7 +240,9 @@ export function mountLobby(root, go) {
   let recentShown = null;
   async function refreshRecent() {
     try {
-      const matches = (await listMatches(10)).filter((m) => m.finished && m.hands_played > 0);
+      // The server finds the finished ones, however many newer matches
+      // are still in play.
+      const matches = (await listMatches(10, { finished: true })).filter((m) => m.hands_played > 0);
       if (!alive) return;
       const sig = JSON.stringify(matches);
       if (sig === recentShown) return;

@@ -17,6 +17,7 @@ use crate::boundary::{
 };
 use crate::error::AppError;
 use crate::state::AppState;
+use crate::storage::MatchPage;
 use crate::validators::{etag_of, not_modified};
 
 /// The `/api/v1` routes (`app.rs` adds the OpenAPI document's). Served wrapped in [`json_errors`], so that every
@@ -311,26 +312,56 @@ struct MatchQuery {
     /// At most this many, newest first (1 to 200, default 20).
     #[param(minimum = 1, maximum = 200)]
     limit: Option<usize>,
+    /// `true`: only matches that are over (with a `result`); `false`: only
+    /// those that are not (in play, or ended unfinished).
+    finished: Option<bool>,
+    /// The next page: the matches listed after this one (a table id, the
+    /// last of the page before). The `Link` header of a full page names
+    /// the next. A match that is not listed has nothing after it.
+    #[param(value_type = Option<String>, format = Uuid)]
+    before: Option<Uuid>,
 }
 
 impl MatchQuery {
     fn parse(query: RawQuery) -> Result<MatchQuery, AppError> {
         let mut q = MatchQuery::default();
-        for (_, value) in query_pairs(query, &["limit"])? {
-            q.limit = Some(limit_of(&value, MAX_MATCHES_LISTED)?);
+        for (name, value) in query_pairs(query, &["limit", "finished", "before"])? {
+            match name.as_str() {
+                "finished" => {
+                    q.finished = Some(match value.as_str() {
+                        "true" => true,
+                        "false" => false,
+                        _ => return Err(bad_query("finished must be true or false")),
+                    });
+                }
+                "before" => {
+                    q.before = Some(
+                        Uuid::parse_str(&value)
+                            .map_err(|_| bad_query("before must be a table id (a UUID)"))?,
+                    );
+                }
+                _ => q.limit = Some(limit_of(&value, MAX_MATCHES_LISTED)?),
+            }
         }
         Ok(q)
     }
+
+    /// The query of the page after `last`, the last match of a full page.
+    fn next(&self, limit: usize, last: Uuid) -> String {
+        let finished = self.finished.map_or(String::new(), |f| format!("&finished={f}"));
+        format!("/api/v1/matches?limit={limit}{finished}&before={last}")
+    }
 }
 
-/// Recent matches from the event log, newest first.
+/// Recent matches from the event log, newest first, a page at a time.
 #[utoipa::path(
     get,
     path = "/api/v1/matches",
     tag = "matches",
     params(MatchQuery),
     responses(
-        (status = 200, description = "Recent matches, with an `ETag`", body = Vec<MatchSummary>),
+        (status = 200, description = "Recent matches, with an `ETag`", body = Vec<MatchSummary>,
+         headers(("Link" = String, description = "On a full page, the next one: `</api/v1/matches?limit=…&before=<the last table>>; rel=\"next\"` (with `finished` when asked)"))),
         (status = 304, description = "Unchanged since the `ETag` sent in `If-None-Match`: no body"),
         (status = 400, description = "A bad, unknown or repeated parameter (`bad_message`)", body = ApiError),
     )
@@ -342,11 +373,20 @@ async fn list_matches(
 ) -> Result<Response, AppError> {
     let q = MatchQuery::parse(query)?;
     let limit = q.limit.unwrap_or(20);
-    let summaries = state.journal.recent_summaries(limit).await.map_err(|e| {
+    let page = MatchPage { limit, finished: q.finished, before: q.before };
+    let summaries = state.journal.summaries(&page).await.map_err(|e| {
         tracing::warn!(error = %e, "could not list matches");
         AppError::new(ErrorCode::StorageUnavailable, "the match list cannot be read right now")
     })?;
-    Ok(cached_json(&headers, &summaries))
+    let mut response = cached_json(&headers, &summaries);
+    if summaries.len() == limit
+        && let Some(last) = summaries.last()
+        && let Ok(link) =
+            header::HeaderValue::from_str(&format!("<{}>; rel=\"next\"", q.next(limit, last.table)))
+    {
+        response.headers_mut().insert(header::LINK, link);
+    }
+    Ok(response)
 }
 
 /// A match's record: every finished hand's bids, tricks, scores and cards;

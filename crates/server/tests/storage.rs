@@ -11,8 +11,8 @@ use std::time::{Duration, Instant};
 use spades_engine::{Action, BySeat, Legal, Match, MatchEnd, Move, Rules, Seat};
 use spades_protocol::{ActionSource, SeatKind, TableOptions};
 use spades_server::storage::{
-    ActionRecord, Faults, Journal, Op, SeatRecord, StorageError, StoreOptions, TableRecord, db_location,
-    execute_raw,
+    ActionRecord, Faults, Journal, MatchPage, Op, SeatRecord, StorageError, StoreOptions, TableRecord,
+    db_location, execute_raw,
 };
 use sqlx::Connection;
 use uuid::Uuid;
@@ -696,6 +696,36 @@ async fn summaries_match_replay(journal: &Journal) {
     assert!(all[3].hands_played >= 2 && all[3].scores != [0, 0], "{kind}: {:?}", all[3]);
     assert!(all[1].seats[3].left, "{kind}");
     assert!(all[5].seats.is_empty(), "{kind}");
+    summaries_page(journal, &all).await;
+}
+
+/// The match list a page at a time, and only the finished matches or only
+/// the others: `all` is the whole list of [`some_matches`].
+async fn summaries_page(journal: &Journal, all: &[spades_protocol::MatchSummary]) {
+    let kind = journal.kind();
+    let page = |limit, finished, before| MatchPage { limit, finished, before };
+    let first = journal.summaries(&page(4, None, None)).await.unwrap();
+    let rest = journal.summaries(&page(4, None, Some(first[3].table))).await.unwrap();
+    assert_eq!([first, rest].concat(), all, "{kind}: two pages are the whole list");
+    let over = journal.summaries(&page(20, Some(true), None)).await.unwrap();
+    assert_eq!(over, vec![all[4].clone()], "{kind}: only the finished match");
+    let others = journal.summaries(&page(20, Some(false), None)).await.unwrap();
+    assert_eq!(others, [&all[..4], &all[5..]].concat(), "{kind}: every other");
+    // Finished ones beyond a page of unfinished ones are still found.
+    let newer = journal.summaries(&page(1, Some(true), Some(all[0].table))).await.unwrap();
+    assert_eq!(newer, vec![all[4].clone()], "{kind}");
+    assert!(journal.summaries(&page(20, None, Some(all[5].table))).await.unwrap().is_empty(), "{kind}");
+    let unknown = page(20, None, Some(Uuid::new_v4()));
+    assert!(journal.summaries(&unknown).await.unwrap().is_empty(), "{kind}: after no match, nothing");
+    // Two matches begun in the same millisecond: paged by id, both once.
+    let (a, _) = started(journal, 30, 7).await;
+    let (b, _) = started(journal, 30, 8).await;
+    let (high, low) = if a > b { (a, b) } else { (b, a) };
+    let tail = journal.summaries(&page(1, None, Some(all[5].table))).await.unwrap();
+    assert_eq!(tail.iter().map(|m| m.table).collect::<Vec<_>>(), [high], "{kind}");
+    let last = journal.summaries(&page(1, None, Some(high))).await.unwrap();
+    assert_eq!(last.iter().map(|m| m.table).collect::<Vec<_>>(), [low], "{kind}");
+    assert!(journal.summaries(&page(1, None, Some(low))).await.unwrap().is_empty(), "{kind}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

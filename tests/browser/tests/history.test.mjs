@@ -69,6 +69,43 @@ async function assertReplayFits(page, what) {
   for (const k of ['felt', 'next', 'where']) assert.ok(got[k] <= got.inner, `${what}: ${k} ends below the screen (${got[k]})`);
 }
 
+/**
+ * In the page: `n` tables, each with a player who fills it with bots and
+ * starts, left open (the sockets stay with the page). Their ids.
+ */
+async function startMatches(n) {
+  const ids = [];
+  for (let i = 0; i < n; i++) {
+    const r = await fetch('/api/v1/tables', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ name: `Newer ${i}` }),
+    });
+    const { table, owner_token: owner } = await r.json();
+    const ws = new WebSocket(`${location.origin.replace(/^http/, 'ws')}/ws`);
+    window.__newer = [...(window.__newer || []), ws];
+    await new Promise((resolve, reject) => {
+      const steps = [
+        { type: 'join', protocol: 2, table, name: 'Newer', req: 1 },
+        { type: 'add_bots', owner_token: owner, req: 2 },
+        { type: 'start', owner_token: owner, req: 3 },
+      ];
+      ws.onopen = () => ws.send(JSON.stringify(steps.shift()));
+      ws.onerror = () => reject(new Error('the socket failed'));
+      ws.onmessage = (e) => {
+        const m = JSON.parse(e.data);
+        if (m.type === 'error') reject(new Error(m.message));
+        if ((m.type === 'joined' || m.type === 'ack') && m.req) {
+          if (steps.length) ws.send(JSON.stringify(steps.shift()));
+          else resolve();
+        }
+      };
+    });
+    ids.push(table);
+  }
+  return ids;
+}
+
 export function historyTests(suite) {
   it('keeps every hand\'s scoring on the sheet, fits a phone, and replays the finished match from the dialog and the lobby', async () => {
     const { browser, fastStack: stack } = suite;
@@ -172,10 +209,22 @@ export function historyTests(suite) {
       assert.match(await page.textContent('#replay-where'), /^Hand 2: the deal/);
       await shot(page, 'replay-phone.png');
 
+      // Eleven newer matches are still in play (their players at another
+      // page): more than the lobby's page of recent matches.
+      const other = await openPage(browser, stack.url);
+      await other.page.goto('/');
+      const newer = await other.page.evaluate(startMatches, 11);
+      assert.equal(newer.length, 11);
+      const listed = await (await fetch(`${stack.api}/api/v1/matches?limit=10`)).json();
+      assert.ok(listed.every((m) => !m.finished), 'the newest page of matches has no finished one');
+
       // The lobby lists the match among the recent ones, with a replay.
       await page.goto('/');
       const item = page.locator(`#recent-list .recent-item[data-table="${id}"]`);
       await item.waitFor();
+      const shownIds = await page.locator('#recent-list .recent-item').evaluateAll((els) => els.map((e) => e.dataset.table));
+      assert.ok(!shownIds.some((t) => newer.includes(t)), 'only finished matches are listed');
+      await other.close();
       assert.match(await item.textContent(), /History/);
       // With the day and time it was played.
       const when = item.locator('time.recent-when');

@@ -88,8 +88,16 @@ impl MemoryStore {
         v
     }
 
-    pub(super) fn recent_summaries(&self, limit: usize) -> Vec<MatchSummary> {
-        self.recent(limit).iter().map(summary_of).collect()
+    pub(super) fn summaries(&self, page: &super::MatchPage) -> Vec<MatchSummary> {
+        let Ok(tables) = self.tables.lock() else { return Vec::new() };
+        let after = page.before.and_then(|id| tables.get(&id)).map(|t| (t.table.created_at_ms, t.table.id));
+        let mut v: Vec<&StoredTable> = tables
+            .values()
+            .filter(|t| listed(t))
+            .filter(|t| page.admits(t.table.created_at_ms, t.table.id, t.result.is_some(), after))
+            .collect();
+        v.sort_by_key(|t| std::cmp::Reverse((t.table.created_at_ms, t.table.id)));
+        v.into_iter().take(page.limit).map(summary_of).collect()
     }
 }
 

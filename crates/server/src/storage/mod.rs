@@ -190,6 +190,33 @@ impl StoredTable {
     }
 }
 
+/// Which lines of the match list, newest first.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct MatchPage {
+    /// At most this many.
+    pub limit: usize,
+    /// Only matches that are over (`Some(true)`), or only those that are
+    /// not (`Some(false)`: in play, or ended unfinished).
+    pub finished: Option<bool>,
+    /// Only those listed after this match (the last of the page before):
+    /// created earlier, or at the same time with a smaller id. A match
+    /// that is not stored has nothing after it.
+    pub before: Option<Uuid>,
+}
+
+impl MatchPage {
+    /// Whether a match created at `created_at` with id `id`, over or not,
+    /// is on this page (the limit aside); `after` is the `before` match's
+    /// creation time and id, when it is stored.
+    fn admits(&self, created_at: u64, id: Uuid, finished: bool, after: Option<(u64, Uuid)>) -> bool {
+        self.finished.is_none_or(|f| f == finished)
+            && match self.before {
+                None => true,
+                Some(_) => after.is_some_and(|before| (created_at, id) < before),
+            }
+    }
+}
+
 /// A storage failure.
 #[derive(Debug, thiserror::Error)]
 pub enum StorageError {
@@ -545,10 +572,18 @@ impl Journal {
     /// # Errors
     /// When the database cannot be read or a row is corrupt.
     pub async fn recent_summaries(&self, limit: usize) -> Result<Vec<MatchSummary>, StorageError> {
+        self.summaries(&MatchPage { limit, ..MatchPage::default() }).await
+    }
+
+    /// One page of the match list ([`MatchPage`]), newest first.
+    ///
+    /// # Errors
+    /// When the database cannot be read or a row is corrupt.
+    pub async fn summaries(&self, page: &MatchPage) -> Result<Vec<MatchSummary>, StorageError> {
         self.guarded(Op::Read, async {
             match &*self.backend {
-                Backend::Memory(m) => Ok(m.recent_summaries(limit)),
-                Backend::Sql(q) => q.recent_summaries(limit).await,
+                Backend::Memory(m) => Ok(m.summaries(page)),
+                Backend::Sql(q) => q.summaries(page).await,
             }
         })
         .await

@@ -394,13 +394,12 @@ impl SqlStore {
     }
 
     /// The match list from the summary columns and the seats, one query.
-    pub(super) async fn recent_summaries(&self, limit: usize) -> Result<Vec<MatchSummary>, StorageError> {
-        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+    pub(super) async fn summaries(&self, page: &super::MatchPage) -> Result<Vec<MatchSummary>, StorageError> {
         let rows = self
             .read(async {
                 match &self.pool {
-                    Pool::Sqlite(p) => sqlite::summary_rows(p, limit).await,
-                    Pool::Postgres(p) => postgres::summary_rows(p, limit).await,
+                    Pool::Sqlite(p) => sqlite::summary_rows(p, page).await,
+                    Pool::Postgres(p) => postgres::summary_rows(p, page).await,
                 }
             })
             .await?;
@@ -991,21 +990,38 @@ macro_rules! backend {
             /// The newest `limit` started tables with their seats, one row
             /// per seat (a table without seats: one row of NULL seat
             /// columns), newest table first, seats in order.
-            pub(super) async fn summary_rows(pool: &$pool, limit: i64) -> Result<Vec<SummaryRow>, sqlx::Error> {
-                sqlx::query_as(
-                    sqlx::AssertSqlSafe(format!(
-                        "SELECT t.id, t.name, t.created_at, t.result, t.hands_played, t.score_ns, t.score_ew, \
-                                t.closed_at, s.seat, s.name, s.kind, s.has_left, s.players \
-                         FROM (SELECT id, name, created_at, result, hands_played, score_ns, score_ew, closed_at \
-                               FROM tables \
-                               WHERE seed IS NOT NULL AND {LISTED} ORDER BY created_at DESC, id DESC LIMIT $1) t \
-                         LEFT JOIN seats s ON s.table_id = t.id \
-                         ORDER BY t.created_at DESC, t.id DESC, s.seat"
-                    )),
-                )
-                .bind(limit)
-                .fetch_all(pool)
-                .await
+            pub(super) async fn summary_rows(
+                pool: &$pool,
+                page: &super::super::MatchPage,
+            ) -> Result<Vec<SummaryRow>, sqlx::Error> {
+                let finished = match page.finished {
+                    None => "",
+                    Some(true) => " AND result IS NOT NULL",
+                    Some(false) => " AND result IS NULL",
+                };
+                // After the `before` match in the list's order; nothing
+                // when it is not stored (the comparisons are NULL).
+                let before = if page.before.is_some() {
+                    " AND (created_at < (SELECT created_at FROM tables WHERE id = $2) \
+                      OR (created_at = (SELECT created_at FROM tables WHERE id = $2) AND id < $2))"
+                } else {
+                    ""
+                };
+                let query = sqlx::query_as(sqlx::AssertSqlSafe(format!(
+                    "SELECT t.id, t.name, t.created_at, t.result, t.hands_played, t.score_ns, t.score_ew, \
+                            t.closed_at, s.seat, s.name, s.kind, s.has_left, s.players \
+                     FROM (SELECT id, name, created_at, result, hands_played, score_ns, score_ew, closed_at \
+                           FROM tables \
+                           WHERE seed IS NOT NULL AND {LISTED}{finished}{before} \
+                           ORDER BY created_at DESC, id DESC LIMIT $1) t \
+                     LEFT JOIN seats s ON s.table_id = t.id \
+                     ORDER BY t.created_at DESC, t.id DESC, s.seat"
+                )))
+                .bind(i64::try_from(page.limit).unwrap_or(i64::MAX));
+                match page.before {
+                    Some(id) => query.bind(id.to_string()).fetch_all(pool).await,
+                    None => query.fetch_all(pool).await,
+                }
             }
 
             pub(super) async fn children(

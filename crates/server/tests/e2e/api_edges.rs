@@ -128,6 +128,8 @@ async fn bad_query_strings_are_json_400s_in_plain_words() {
         ("/api/v1/matches?limit=201", "from 1 to 200"),
         ("/api/v1/matches?limit=-1", "from 1 to 200"),
         ("/api/v1/matches?phase=lobby", "unknown parameter \"phase\""),
+        ("/api/v1/matches?finished=yes", "finished must be true or false"),
+        ("/api/v1/matches?before=7", "before must be a table id"),
     ] {
         let (status, code, message) =
             api_error(server.http.get(server.url(query)).send().await.unwrap()).await;

@@ -142,3 +142,61 @@ async fn the_web_client_is_served_under_a_versioned_prefix() {
     assert_eq!(missing.status(), 404);
     server.stop().await;
 }
+
+/// Finished matches are found however many newer matches are still in
+/// play, a page at a time, the next page named in `Link` (the lobby's
+/// recent matches ask for them).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn finished_matches_are_listed_past_newer_ones_a_page_at_a_time() {
+    use spades_engine::{MatchEnd, Rules, Seat};
+    use spades_protocol::{ClientMessage, MatchSummary, TableOptions};
+
+    let server = spawn_server(test_config()).await;
+    let short = TableOptions {
+        rules: Rules { match_end: MatchEnd::Hands(5), ..Rules::default() },
+        ..TableOptions::default()
+    };
+    // Three matches played to the end, then four newer ones in play.
+    let mut done = Vec::new();
+    let mut playing = Vec::new();
+    for n in 0..7 {
+        let created = server.create_table(short).await;
+        let mut ann = server.client().await;
+        ann.join(created.table, "Ann", Some(Seat::North)).await;
+        ann.request(ClientMessage::AddBots { owner_token: created.owner_token.clone() }).await;
+        ann.request(ClientMessage::Start { owner_token: created.owner_token }).await;
+        if n < 3 {
+            ann.play_until(|v| v.phase == TablePhase::Finished).await;
+            done.push(created.table);
+        } else {
+            ann.view_until(|v| v.phase == TablePhase::Bidding).await;
+            playing.push((created.table, ann));
+        }
+    }
+    let get = |query: String| {
+        let request = server.http.get(server.url(&query));
+        async move {
+            let resp = request.send().await.unwrap();
+            assert_eq!(resp.status(), 200, "{query}");
+            let link = resp.headers().get("link").map(|l| l.to_str().unwrap().to_owned());
+            let ids: Vec<_> =
+                resp.json::<Vec<MatchSummary>>().await.unwrap().iter().map(|m| m.table).collect();
+            (link, ids)
+        }
+    };
+    let newest: Vec<_> = playing.iter().rev().map(|(t, _)| *t).collect();
+    assert_eq!(get("/api/v1/matches?limit=4".into()).await.1, newest, "the newest page is all in play");
+    let (link, first) = get("/api/v1/matches?limit=2&finished=true".into()).await;
+    assert_eq!(first, [done[2], done[1]]);
+    let link = link.expect("a full page names the next");
+    assert_eq!(link, format!("</api/v1/matches?limit=2&finished=true&before={}>; rel=\"next\"", done[1]));
+    let next = link.trim_start_matches('<').split('>').next().unwrap().to_owned();
+    let (link, second) = get(next).await;
+    assert_eq!(second, [done[0]]);
+    assert_eq!(link, None, "a page that is not full is the last");
+    assert_eq!(get("/api/v1/matches?finished=false".into()).await.1, newest);
+    let (_, after) = get(format!("/api/v1/matches?before={}", newest[1])).await;
+    assert_eq!(after, [newest[2], newest[3], done[2], done[1], done[0]]);
+    drop(playing);
+    server.stop().await;
+}
