@@ -47,10 +47,48 @@ impl ClientMessage {
     /// Each message type with its fields, in the order they are checked.
     /// A test holds it to the message's own definition (its JSON Schema):
     /// a variant, or a field, without its entry here fails it.
-    pub const FIELDS: &'static [(&'static str, &'static [Field])] = MESSAGE_FIELDS;
-}
+    pub const FIELDS: &'static [(&'static str, &'static [Field])] = &[
+        (
+            "join",
+            &[
+                ("protocol", false, PROTOCOL),
+                ("table", true, TABLE_ID),
+                ("name", true, TEXT),
+                ("seat", false, SEAT),
+                ("invite", false, TEXT),
+            ],
+        ),
+        ("resume", &[("protocol", false, PROTOCOL), ("table", true, TABLE_ID), ("token", true, TEXT)]),
+        ("watch", &[("protocol", false, PROTOCOL), ("table", true, TABLE_ID)]),
+        ("sync", &[]),
+        ("start", &[("owner_token", true, TEXT)]),
+        ("add_bots", &[("owner_token", true, TEXT)]),
+        ("remove_bot", &[("owner_token", true, TEXT), ("seat", true, SEAT)]),
+        ("move_seat", &[("owner_token", true, TEXT), ("from", true, SEAT), ("to", true, SEAT)]),
+        ("invite", &[("owner_token", true, TEXT), ("seat", true, SEAT)]),
+        ("bid", &[("bid", true, "a whole number from 0 to 13"), ("seq", false, SEQ)]),
+        (
+            "play",
+            &[
+                (
+                    "card",
+                    true,
+                    "a card such as \"QH\" or \"TS\": a rank 2-9, T, J, Q, K or A, then a suit C, D, H or S",
+                ),
+                ("seq", false, SEQ),
+            ],
+        ),
+        ("seed", &[("seed", true, "64 hexadecimal digits (32 random bytes)")]),
+        ("commit_seed", &[("commitment", true, "64 hexadecimal digits (a SHA-256)")]),
+        ("take_over", &[]),
+        ("leave", &[]),
+        ("closing", &[]),
+        ("ping", &[]),
+        ("chat", &[("text", true, TEXT)]),
+        ("rematch", &[("ready", false, "true or false")]),
+        ("start_rematch", &[("owner_token", true, TEXT)]),
+    ];
 
-impl ClientMessage {
     /// One valid message of each type in [`ClientMessage::FIELDS`], with
     /// every field given: for tests of everything that handles messages
     /// (a test fails when a type has no example).
@@ -89,47 +127,6 @@ fn example_value(field: &str) -> Option<Value> {
     })
 }
 
-const MESSAGE_FIELDS: &[(&str, &[Field])] = &[
-    (
-        "join",
-        &[
-            ("protocol", false, PROTOCOL),
-            ("table", true, TABLE_ID),
-            ("name", true, TEXT),
-            ("seat", false, SEAT),
-            ("invite", false, TEXT),
-        ],
-    ),
-    ("resume", &[("protocol", false, PROTOCOL), ("table", true, TABLE_ID), ("token", true, TEXT)]),
-    ("watch", &[("protocol", false, PROTOCOL), ("table", true, TABLE_ID)]),
-    ("sync", &[]),
-    ("start", &[("owner_token", true, TEXT)]),
-    ("add_bots", &[("owner_token", true, TEXT)]),
-    ("remove_bot", &[("owner_token", true, TEXT), ("seat", true, SEAT)]),
-    ("move_seat", &[("owner_token", true, TEXT), ("from", true, SEAT), ("to", true, SEAT)]),
-    ("invite", &[("owner_token", true, TEXT), ("seat", true, SEAT)]),
-    ("bid", &[("bid", true, "a whole number from 0 to 13"), ("seq", false, SEQ)]),
-    (
-        "play",
-        &[
-            (
-                "card",
-                true,
-                "a card such as \"QH\" or \"TS\": a rank 2-9, T, J, Q, K or A, then a suit C, D, H or S",
-            ),
-            ("seq", false, SEQ),
-        ],
-    ),
-    ("seed", &[("seed", true, "64 hexadecimal digits (32 random bytes)")]),
-    ("commit_seed", &[("commitment", true, "64 hexadecimal digits (a SHA-256)")]),
-    ("take_over", &[]),
-    ("leave", &[]),
-    ("closing", &[]),
-    ("ping", &[]),
-    ("chat", &[("text", true, TEXT)]),
-    ("rematch", &[("ready", false, "true or false")]),
-    ("start_rematch", &[("owner_token", true, TEXT)]),
-];
 const PROTOCOL: &str = "the protocol version, a whole number (this server speaks 2)";
 const TABLE_ID: &str = "a table id (a UUID such as \"67e55044-10b1-426f-9247-bb680e5fe0c8\")";
 const TEXT: &str = "a string";
@@ -184,13 +181,13 @@ fn read_frame(text: &str) -> Result<ClientFrame, Refusal> {
             }
         },
     };
-    let types = || MESSAGE_FIELDS.iter().map(|(t, _)| *t).collect::<Vec<_>>().join(", ");
+    let types = || ClientMessage::FIELDS.iter().map(|(t, _)| *t).collect::<Vec<_>>().join(", ");
     let kind = match fields.get("type") {
         None => return Err(bad(req, format!("the message has no \"type\": it is one of {}", types()))),
         Some(Value::String(kind)) => kind.as_str(),
         Some(_) => return Err(bad(req, format!("\"type\" must be a string, one of {}", types()))),
     };
-    let Some((kind, expected)) = MESSAGE_FIELDS.iter().find(|(t, _)| *t == kind) else {
+    let Some((kind, expected)) = ClientMessage::FIELDS.iter().find(|(t, _)| *t == kind) else {
         return Err(bad(req, format!("unknown message type \"{}\": it is one of {}", quoted(kind), types())));
     };
     if *kind == "bid"

@@ -152,6 +152,15 @@ fn query_pairs(query: RawQuery, known: &[&str]) -> Result<Vec<(String, String)>,
     Ok(pairs)
 }
 
+/// The parameter `name`'s `true` or `false`.
+fn bool_of(name: &str, value: &str) -> Result<bool, AppError> {
+    match value {
+        "true" => Ok(true),
+        "false" => Ok(false),
+        _ => Err(bad_query(format!("{name} must be true or false"))),
+    }
+}
+
 /// A `limit` of 1..=`max`.
 fn limit_of(value: &str, max: usize) -> Result<usize, AppError> {
     value
@@ -172,11 +181,7 @@ impl ListQuery {
                     q.phase = Some(phase);
                 }
                 "open" => {
-                    q.open = Some(match value.as_str() {
-                        "true" => true,
-                        "false" => false,
-                        _ => return Err(bad_query("open must be true or false")),
-                    });
+                    q.open = Some(bool_of("open", &value)?);
                 }
                 _ => q.limit = Some(limit_of(&value, MAX_TABLES_LISTED)?),
             }
@@ -315,9 +320,10 @@ struct MatchQuery {
     /// `true`: only matches that are over (with a `result`); `false`: only
     /// those that are not (in play, or ended unfinished).
     finished: Option<bool>,
-    /// The next page: the matches listed after this one (a table id, the
-    /// last of the page before). The `Link` header of a full page names
-    /// the next. A match that is not listed has nothing after it.
+    /// The next page: the matches listed after this table (the last of the
+    /// page before): created before it, or in the same millisecond with a
+    /// smaller id. The `Link` header of a full page names the next. An id
+    /// that is no table's gives an empty page.
     #[param(value_type = Option<String>, format = Uuid)]
     before: Option<Uuid>,
 }
@@ -328,11 +334,7 @@ impl MatchQuery {
         for (name, value) in query_pairs(query, &["limit", "finished", "before"])? {
             match name.as_str() {
                 "finished" => {
-                    q.finished = Some(match value.as_str() {
-                        "true" => true,
-                        "false" => false,
-                        _ => return Err(bad_query("finished must be true or false")),
-                    });
+                    q.finished = Some(bool_of("finished", &value)?);
                 }
                 "before" => {
                     q.before = Some(

@@ -699,8 +699,8 @@ impl Connection {
 
 /// Where a client message goes: the one place a [`ClientMessage`] is taken
 /// apart. A new message is a new arm here (the compiler asks for it) and,
-/// when the table acts on it, a new [`Act`] (its cluster form too).
-#[derive(Debug)]
+/// when the table acts on it, a new [`Act`] (its cluster form too). No
+/// `Debug`: it holds owner tokens.
 enum Route {
     /// Answered by the connection: `pong`.
     Ping,

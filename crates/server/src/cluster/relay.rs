@@ -484,7 +484,7 @@ impl Relay {
                 // What the old owner never answered goes to the new one.
                 let unanswered = pending.lock().map(|p| p.clone()).unwrap_or_default();
                 for (req, act) in unanswered {
-                    let cmd = TableCommand::Act { conn, req: Some(req), act: act.clone(), resent: true };
+                    let cmd = TableCommand::Act { conn, req: Some(req), act, resent: true };
                     self.command(cmd).await;
                     if let Ok(mut p) = pending.lock() {
                         // `command` recorded it again if it went remote.
