@@ -9,6 +9,46 @@ import { store } from './store.js';
 
 const REFRESH_MS = 4000;
 
+/** A person sits there and is at the table (connected; a seat on autopilot is still connected). */
+const isHere = (s) => s.kind === 'human' && (s.status === 'present' || s.status === 'autopilot');
+
+/**
+ * How the lobby shows a table (`TableSummary`), from its seats alone
+ * (docs/web-client.md, "Which tables the lobby shows"):
+ * - `present`: a seated person is at the table;
+ * - `botsOnly`: every seat is a bot's;
+ * - `open`: before the start, an empty seat; `botSeat`: before the start,
+ *   no empty seat but a bot's seat a person may take (`bot_seats_open`);
+ * - `main`: shown in the main list, a table a newcomer can join or watch
+ *   with somebody there: a person is there, or it has a seat to take and
+ *   nobody has sat down yet. Every other table (its people all away or
+ *   gone, or bots playing alone) is folded under "Tables with nobody at them".
+ */
+export function standing(t) {
+  const people = t.seats.filter((s) => s.kind === 'human');
+  const present = people.some(isHere);
+  const lobby = t.phase === 'lobby';
+  const open = lobby && t.open_seats > 0;
+  const botSeat = lobby && !open && t.options?.bot_seats_open !== false && t.seats.some((s) => s.kind === 'bot');
+  return {
+    present,
+    botsOnly: t.seats.every((s) => s.kind === 'bot'),
+    open,
+    botSeat,
+    main: present || ((open || botSeat) && people.length === 0),
+  };
+}
+
+/** The badge: the phase, unless nobody is at the table or only bots are. */
+function badgeOf(t, s) {
+  if (s.botsOnly) return { cls: 'bots', text: 'Bots only' };
+  if (!s.present && t.phase !== 'finished' && !s.main) return { cls: 'nobody', text: 'Nobody at the table' };
+  return { cls: t.phase, text: PHASE_NAME[t.phase] || t.phase };
+}
+
+/** A seated person who is not at the table: why. */
+const AWAY = { away: 'away', bot: 'away', left: 'left' };
+
 /** Reads and checks the name field; focuses it with a message when empty. */
 function takeName(input, errorEl) {
   const name = input.value.trim();
@@ -29,6 +69,70 @@ function selectField(id, labelText, menu, value, hint) {
   const select = h('select', { id, name: id },
     menu.map((o) => h('option', { value: o.value, selected: o.value === value }, o.hint ? `${o.label} (${o.hint})` : o.label)));
   return h('div', { class: 'field' }, h('label', { for: id }, labelText), select, hint ? h('small', { class: 'hint' }, hint) : null);
+}
+
+/**
+ * Makes `list` (of `.table-item` rows) one Tab stop whatever its length:
+ * one of its buttons has tabindex 0, the others -1 (a roving tab index).
+ * The arrow keys move: up and down between the tables, left and right
+ * between a table's buttons; Home and End go to the first and the last
+ * table. Returns `redraw(rows)`, which replaces the rows and keeps the
+ * Tab stop (and the focus) on the same button of the same table when it
+ * is still there, else on the first table.
+ */
+function roving(list) {
+  /** The button that holds the list's Tab stop: `{table, nav}`. */
+  let stop = null;
+  const rowsOf = () => [...list.querySelectorAll(':scope > .table-item')];
+  const buttonsOf = (row) => [...row.querySelectorAll('button[data-nav]')];
+  /** A row's main button: back to your seat, sit down, else watch. */
+  const primaryOf = (row) => {
+    const bs = buttonsOf(row);
+    return bs.find((b) => b.dataset.nav === 'back') || bs.find((b) => b.dataset.nav === 'join') || bs.find((b) => b.dataset.nav === 'watch') || bs[0] || null;
+  };
+  /** Gives the Tab stop to `btn` (or, when it is gone, to the first row's main button). */
+  function setStop(btn) {
+    const all = [...list.querySelectorAll('button[data-nav]')];
+    const target = btn && all.includes(btn) ? btn : (rowsOf()[0] && primaryOf(rowsOf()[0]));
+    for (const b of all) b.tabIndex = b === target ? 0 : -1;
+    stop = target ? { table: target.closest('.table-item').dataset.table, nav: target.dataset.nav } : null;
+  }
+  list.addEventListener('focusin', (e) => {
+    if (e.target.matches?.('button[data-nav]')) setStop(e.target);
+  });
+  list.addEventListener('keydown', (e) => {
+    const btn = e.target.closest?.('button[data-nav]');
+    if (!btn || e.altKey || e.metaKey) return;
+    const rows = rowsOf();
+    const row = btn.closest('.table-item');
+    const r = rows.indexOf(row);
+    const inRow = buttonsOf(row);
+    const k = inRow.indexOf(btn);
+    let to = null;
+    if (e.key === 'ArrowRight') to = inRow[Math.min(inRow.length - 1, k + 1)];
+    else if (e.key === 'ArrowLeft') to = inRow[Math.max(0, k - 1)];
+    else if (e.key === 'ArrowDown' || e.key === 'ArrowUp') {
+      const other = rows[e.key === 'ArrowDown' ? Math.min(rows.length - 1, r + 1) : Math.max(0, r - 1)];
+      // The same button in the next table when it has one (Watch to Watch).
+      to = buttonsOf(other).find((b) => b.dataset.nav === btn.dataset.nav) || primaryOf(other);
+    } else if (e.key === 'Home') to = primaryOf(rows[0]);
+    else if (e.key === 'End') to = primaryOf(rows[rows.length - 1]);
+    else return;
+    e.preventDefault();
+    if (to) {
+      setStop(to);
+      to.focus();
+    }
+  });
+  return function redraw(rows) {
+    const hadFocus = list.contains(document.activeElement);
+    const kept = stop;
+    replace(list, rows);
+    const again = kept && rowsOf().find((row) => row.dataset.table === kept.table);
+    const btn = again && (buttonsOf(again).find((b) => b.dataset.nav === kept.nav) || primaryOf(again));
+    setStop(btn);
+    if (hadFocus) list.querySelector('button[tabindex="0"]')?.focus();
+  };
 }
 
 /**
@@ -127,62 +231,26 @@ export function mountLobby(root, go) {
     }
   });
 
-  // The list is one Tab stop whatever its length: one of its buttons has
-  // tabindex 0, the others -1 (a roving tab index). The arrow keys move:
-  // up and down between the tables, left and right between a table's
-  // buttons; Home and End go to the first and the last table.
   const listKeys = h('p', { class: 'sr-only', id: 'table-list-keys' },
     'One Tab stop: the up and down arrows move between the tables, left and right between a table\'s buttons, Home and End to the first and last table.');
   const list = h('ul', { class: 'table-list', id: 'table-list', 'aria-live': 'polite', 'aria-busy': 'true', 'aria-describedby': 'table-list-keys' });
-  /** The button that holds the list's Tab stop: `{table, nav}`. */
-  let stop = null;
-  const rowsOf = () => [...list.querySelectorAll(':scope > .table-item')];
-  const buttonsOf = (row) => [...row.querySelectorAll('button[data-nav]')];
-  /** A row's main button: back to your seat, sit down, else watch. */
-  const primaryOf = (row) => {
-    const bs = buttonsOf(row);
-    return bs.find((b) => b.dataset.nav === 'back') || bs.find((b) => b.dataset.nav === 'join') || bs.find((b) => b.dataset.nav === 'watch') || bs[0] || null;
-  };
-  /** Gives the Tab stop to `btn` (or, when it is gone, to the first row's main button). */
-  function setStop(btn) {
-    const all = [...list.querySelectorAll('button[data-nav]')];
-    const target = btn && all.includes(btn) ? btn : (rowsOf()[0] && primaryOf(rowsOf()[0]));
-    for (const b of all) b.tabIndex = b === target ? 0 : -1;
-    stop = target ? { table: target.closest('.table-item').dataset.table, nav: target.dataset.nav } : null;
-  }
-  list.addEventListener('focusin', (e) => {
-    if (e.target.matches?.('button[data-nav]')) setStop(e.target);
-  });
-  list.addEventListener('keydown', (e) => {
-    const btn = e.target.closest?.('button[data-nav]');
-    if (!btn || e.altKey || e.metaKey) return;
-    const rows = rowsOf();
-    const row = btn.closest('.table-item');
-    const r = rows.indexOf(row);
-    const inRow = buttonsOf(row);
-    const k = inRow.indexOf(btn);
-    let to = null;
-    if (e.key === 'ArrowRight') to = inRow[Math.min(inRow.length - 1, k + 1)];
-    else if (e.key === 'ArrowLeft') to = inRow[Math.max(0, k - 1)];
-    else if (e.key === 'ArrowDown' || e.key === 'ArrowUp') {
-      const other = rows[e.key === 'ArrowDown' ? Math.min(rows.length - 1, r + 1) : Math.max(0, r - 1)];
-      // The same button in the next table when it has one (Watch to Watch).
-      to = buttonsOf(other).find((b) => b.dataset.nav === btn.dataset.nav) || primaryOf(other);
-    } else if (e.key === 'Home') to = primaryOf(rows[0]);
-    else if (e.key === 'End') to = primaryOf(rows[rows.length - 1]);
-    else return;
-    e.preventDefault();
-    if (to) {
-      setStop(to);
-      to.focus();
-    }
-  });
+  const mainRows = roving(list);
+  // Tables with nobody at them: folded away, their number in the summary.
+  const idleList = h('ul', { class: 'table-list', id: 'idle-table-list', 'aria-describedby': 'table-list-keys' });
+  const idleRows = roving(idleList);
+  const idleCount = h('span', {});
+  const idle = h('details', { class: 'idle-tables', id: 'idle-tables', hidden: true },
+    h('summary', {}, 'Tables with nobody at them (', idleCount, ')'),
+    h('p', { class: 'muted small' }, 'Their players are away or have left, or bots play by themselves.'),
+    idleList);
   const listNote = h('p', { class: 'muted list-note' }, 'Loading tables…');
   const refreshBtn = h('button', { type: 'button', class: 'btn btn-plain btn-small', onclick: () => refresh() }, 'Refresh');
 
   function tableItem(t) {
     const mine = store.seat(t.table);
     const inLobby = t.phase === 'lobby';
+    const st = standing(t);
+    const badge = badgeOf(t, st);
     const sit = (seat) => {
       const name = takeName(nameInput, nameError);
       if (name) go(t.table, { join: { name, seat } });
@@ -195,7 +263,7 @@ export function mountLobby(root, go) {
           ? (inLobby && !mine
             ? h('button', { type: 'button', class: 'btn btn-small btn-sit', dataset: { nav: `sit-${s.seat}` }, onclick: () => sit(s.seat) }, 'Sit here', h('span', { class: 'sr-only' }, ` at ${SEAT_NAME[s.seat]}, ${t.name}`))
             : h('span', { class: 'muted' }, 'open'))
-          : h('span', { class: 'seat-who' }, s.name, s.kind === 'bot' ? ' (bot)' : ''),
+          : h('span', { class: 'seat-who' }, s.name, s.kind === 'bot' ? ' (bot)' : s.kind === 'human' && AWAY[s.status] ? ` (${AWAY[s.status]})` : ''),
       );
     });
     const facts = [
@@ -205,7 +273,7 @@ export function mountLobby(root, go) {
     return h('li', { class: `table-item phase-${t.phase}`, dataset: { table: t.table } },
       h('div', { class: 'ti-head' },
         h('h3', { class: 'ti-name' }, t.name),
-        h('span', { class: `phase-badge phase-${t.phase}` }, PHASE_NAME[t.phase] || t.phase)),
+        h('span', { class: `phase-badge phase-${badge.cls}` }, badge.text)),
       h('ul', { class: 'chips', 'aria-label': 'Options' }, optionChips(t.options).map((c) => h('li', { class: 'chip' }, c))),
       h('ul', { class: 'seat-chips', 'aria-label': 'Seats' }, seats),
       h('div', { class: 'ti-foot' },
@@ -276,20 +344,26 @@ export function mountLobby(root, go) {
         return;
       }
       shown = sig;
-      // Open tables first, then matches in play, then finished ones.
+      // The main list, people first: your own tables, then the tables with
+      // a person at them (a seat to take first, then matches in play, then
+      // finished ones), then the tables with a seat to take that nobody has
+      // sat at yet. The rest fold away, in the same order.
       const rank = { lobby: 0, bidding: 1, playing: 1, finished: 2 };
-      tables.sort((a, b) => rank[a.phase] - rank[b.phase] || b.created_at - a.created_at);
-      const hadFocus = list.contains(document.activeElement);
-      const kept = stop;
-      replace(list, tables.map(tableItem));
-      // The Tab stop (and the focus) stay on the same button of the same
-      // table when it is still there, else on the first table.
-      const again = kept && [...list.querySelectorAll('.table-item')].find((row) => row.dataset.table === kept.table);
-      const btn = again && (buttonsOf(again).find((b) => b.dataset.nav === kept.nav) || primaryOf(again));
-      setStop(btn);
-      if (hadFocus) list.querySelector('button[tabindex="0"]')?.focus();
+      const rows = tables.map((t) => ({ t, s: standing(t), mine: !!store.seat(t.table) }));
+      const key = ({ t, s, mine }) => [mine ? 0 : 1, s.present ? 0 : 1, s.open || s.botSeat ? 0 : 1, rank[t.phase] ?? 3];
+      const order = (a, b) => {
+        const ka = key(a);
+        const kb = key(b);
+        return ka.reduce((d, x, i) => d || x - kb[i], 0) || b.t.created_at - a.t.created_at;
+      };
+      const main = rows.filter((r) => r.mine || r.s.main).sort(order);
+      const folded = rows.filter((r) => !(r.mine || r.s.main)).sort(order);
+      mainRows(main.map((r) => tableItem(r.t)));
+      idleRows(folded.map((r) => tableItem(r.t)));
+      idleCount.textContent = String(folded.length);
+      idle.hidden = folded.length === 0;
       list.setAttribute('aria-busy', 'false');
-      listNote.textContent = tables.length ? '' : 'No tables yet: create one.';
+      listNote.textContent = main.length ? '' : folded.length ? 'Nobody is at a table now: create one.' : 'No tables yet: create one.';
     } catch (err) {
       if (!alive) return;
       listNote.textContent = `Could not load the tables (${err.message}). Retrying…`;
@@ -317,7 +391,7 @@ export function mountLobby(root, go) {
       h('div', { class: 'lobby-grid' },
         h('section', { class: 'panel tables-panel', 'aria-labelledby': 'tables-h' },
           h('div', { class: 'panel-head' }, h('h2', { id: 'tables-h' }, 'Tables'), refreshBtn),
-          listNote, listKeys, list),
+          listNote, listKeys, list, idle),
         h('div', { class: 'lobby-side' },
           h('section', { class: 'panel create-panel', 'aria-labelledby': 'create-h' },
             // The full options fold away: most players want the defaults.

@@ -1,6 +1,7 @@
 // The lobby's quick start: one click from the name to a match against bots;
-// and its keyboard use: the list of tables is one Tab stop, however long,
-// that the arrow keys move through.
+// its keyboard use: the list of tables is one Tab stop, however long, that
+// the arrow keys move through; which tables it shows first and which it
+// folds away (nobody at them, bots alone).
 
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
@@ -23,6 +24,56 @@ const focusedInList = (page) => page.evaluate(() => {
   const row = a?.closest?.('#table-list .table-item');
   return row ? { table: row.dataset.table, nav: a.dataset.nav, row: [...row.parentElement.children].indexOf(row) } : null;
 });
+
+/**
+ * Opens a WebSocket in `page` (kept as `window.__socks[key]`) and sends
+ * `steps` one after the other, each once the one before was answered
+ * (`joined`, `watching` or `ack` with its `req`). Rejects on an `error`.
+ */
+function socketSteps(page, key, steps) {
+  return page.evaluate(async ({ key, steps }) => {
+    const ws = new WebSocket(`${location.origin.replace(/^http/, 'ws')}/ws`);
+    window.__socks = { ...(window.__socks || {}), [key]: ws };
+    await new Promise((resolve, reject) => {
+      const todo = steps.map((m, i) => ({ ...m, req: i + 1 }));
+      const next = () => (todo.length ? ws.send(JSON.stringify(todo.shift())) : resolve());
+      ws.onopen = next;
+      ws.onerror = () => reject(new Error('the socket failed'));
+      ws.onmessage = (e) => {
+        const m = JSON.parse(e.data);
+        if (m.type === 'error') reject(new Error(`${m.code}: ${m.message}`));
+        else if (['joined', 'watching', 'ack'].includes(m.type) && m.req) next();
+      };
+    });
+  }, { key, steps });
+}
+
+/** Closes the socket `key` that `socketSteps` opened in `page`, as a browser that is closed. */
+const closeSocket = (page, key) => page.evaluate((key) => window.__socks[key].close(), key);
+
+/** Polls a table's REST status until `ok(status)`, for up to `ms`. */
+async function statusUntil(api, id, ok, what, ms = 15000) {
+  const until = Date.now() + ms;
+  let st = await tableStatus(api, id);
+  while (!ok(st) && Date.now() < until) {
+    await new Promise((r) => setTimeout(r, 100));
+    st = await tableStatus(api, id);
+  }
+  assert.ok(ok(st), `${what}: ${JSON.stringify(st.seats)} (${st.phase})`);
+  return st;
+}
+
+/** The row of table `id` in the lobby: which list it is in and where, its badge, its text and its buttons. */
+const rowOf = (page, id) => page.evaluate((id) => {
+  const row = document.querySelector(`.table-item[data-table="${id}"]`);
+  return row && {
+    list: row.parentElement.id,
+    index: [...row.parentElement.children].indexOf(row),
+    badge: row.querySelector('.phase-badge').textContent,
+    text: row.textContent,
+    buttons: [...row.querySelectorAll('.ti-actions button')].map((b) => b.firstChild.textContent),
+  };
+}, id);
 
 export function lobbyTests(suite) {
   it('plays now against bots in one click, above the fold at 1366×768, with the full form folded', async () => {
@@ -145,6 +196,96 @@ export function lobbyTests(suite) {
       p.assertClean();
     } finally {
       await p.close();
+      await stack.stop();
+    }
+  });
+  it('lobby: tables with nobody at them fold away, marked as such; bots alone are never a match in progress', async () => {
+    const { browser } = suite;
+    // A server of its own, whose seats are held 1 s after a connection
+    // drops: a player who closed the browser is soon past the grace.
+    const stack = await startStack({ SPADES_TABLES__GRACE_SECS: '1' });
+    const players = await openPage(browser, stack.url);
+    const p = await openPage(browser, stack.url, { viewport: { width: 1366, height: 900 } });
+    const { page } = p;
+    try {
+      await players.page.goto('/');
+      const make = async (name) => {
+        const t = await createTableRest(stack.api, { name, options: {} });
+        return { id: t.table, owner: t.owner_token };
+      };
+      // A match with its player at it.
+      const live = await make('Live match');
+      await socketSteps(players.page, 'live', [
+        { type: 'join', protocol: 2, table: live.id, name: 'Lia' },
+        { type: 'add_bots', owner_token: live.owner },
+        { type: 'start', owner_token: live.owner },
+      ]);
+      // A match whose player closed the browser: away, then past the grace.
+      const ghost = await make('Ghost match');
+      await socketSteps(players.page, 'ghost', [
+        { type: 'join', protocol: 2, table: ghost.id, name: 'Gus' },
+        { type: 'add_bots', owner_token: ghost.owner },
+        { type: 'start', owner_token: ghost.owner },
+      ]);
+      await closeSocket(players.page, 'ghost');
+      // Four bots, started by an owner who watched and went.
+      const robots = await make('Robots');
+      await socketSteps(players.page, 'robots', [
+        { type: 'watch', protocol: 2, table: robots.id },
+        { type: 'add_bots', owner_token: robots.owner },
+        { type: 'start', owner_token: robots.owner },
+      ]);
+      await closeSocket(players.page, 'robots');
+      // A new table nobody has sat at yet.
+      const fresh = await make('Fresh table');
+      await statusUntil(stack.api, ghost.id, (st) => st.seats.some((x) => x.name === 'Gus' && x.status === 'bot'), 'Gus is past the grace');
+      await statusUntil(stack.api, live.id, (st) => st.phase !== 'lobby', 'the live match started');
+      await statusUntil(stack.api, robots.id, (st) => st.phase !== 'lobby', 'the bots\' match started');
+
+      await page.goto('/');
+      await page.waitForSelector(`#idle-table-list .table-item[data-table="${robots.id}"]`, { state: 'attached' });
+      await page.waitForSelector(`#idle-table-list .table-item[data-table="${ghost.id}"]`, { state: 'attached' });
+      // The main list: the match with a person at it, and the new table.
+      const liveRow = await rowOf(page, live.id);
+      assert.equal(liveRow?.list, 'table-list', 'the live match is in the main list');
+      assert.match(liveRow.badge, /Bidding|Playing/);
+      const freshRow = await rowOf(page, fresh.id);
+      assert.equal(freshRow?.list, 'table-list', 'a new table with seats to take is in the main list');
+      assert.ok(liveRow.index < freshRow.index, 'people first: the match with a person at it comes before the empty table');
+      // Folded: the match nobody is at, marked so, and the bots' match.
+      const ghostRow = await rowOf(page, ghost.id);
+      assert.equal(ghostRow.list, 'idle-table-list', 'the abandoned match is folded away');
+      assert.equal(ghostRow.badge, 'Nobody at the table');
+      assert.match(ghostRow.text, /Gus \(away\)/, 'its player is shown away');
+      const robotsRow = await rowOf(page, robots.id);
+      assert.equal(robotsRow.list, 'idle-table-list', 'the bots\' match is folded away');
+      assert.equal(robotsRow.badge, 'Bots only');
+      for (const row of [ghostRow, robotsRow]) assert.doesNotMatch(row.badge, /Playing|Bidding/, 'not shown as a match in progress');
+      assert.equal(await page.$eval('#idle-tables', (d) => d.open), false, 'folded by default');
+      assert.equal((await page.textContent('#idle-tables > summary')).trim(), 'Tables with nobody at them (2)');
+      assert.equal(await page.isVisible(`.table-item[data-table="${ghost.id}"]`), false, 'the folded tables are out of sight');
+
+      // The keyboard opens the fold; its list is one Tab stop of its own.
+      await page.focus('#idle-tables > summary');
+      await page.keyboard.press('Enter');
+      assert.equal(await page.$eval('#idle-tables', (d) => d.open), true, 'Enter opens the fold');
+      await page.keyboard.press('Tab');
+      assert.ok(await page.evaluate(() => document.activeElement.closest('#idle-table-list') && document.activeElement.tabIndex === 0),
+        'Tab goes into the folded list');
+      assert.equal(await page.locator('#idle-table-list button[tabindex="0"]').count(), 1, 'one Tab stop in the folded list');
+      await page.keyboard.press('Tab');
+      assert.ok(await page.evaluate(() => !document.activeElement.closest('#idle-table-list')), 'the next Tab leaves it');
+      await assertAccessible(assert, page, 'the lobby with tables folded away, opened');
+      await shot(page, 'lobby-nobody-at-them.png');
+
+      // Lia leaves her browser too: her match folds away at the next refresh.
+      await closeSocket(players.page, 'live');
+      await page.waitForSelector(`#idle-table-list .table-item[data-table="${live.id}"]`, { state: 'attached', timeout: 15000 });
+      assert.equal((await rowOf(page, live.id)).badge, 'Nobody at the table');
+      p.assertClean();
+    } finally {
+      await p.close();
+      await players.close();
       await stack.stop();
     }
   });
