@@ -251,6 +251,7 @@ export function mountLobby(root, go) {
     const inLobby = t.phase === 'lobby';
     const st = standing(t);
     const badge = badgeOf(t, st);
+    const bots = t.seats.filter((s) => s.kind === 'bot').length;
     const sit = (seat) => {
       const name = takeName(nameInput, nameError);
       if (name) go(t.table, { join: { name, seat } });
@@ -267,7 +268,9 @@ export function mountLobby(root, go) {
       );
     });
     const facts = [
-      inLobby ? `${t.open_seats} open seat${t.open_seats === 1 ? '' : 's'}` : `Hand ${t.hand_number} · ${num(t.scores[0])} – ${num(t.scores[1])}`,
+      !inLobby ? `Hand ${t.hand_number} · ${num(t.scores[0])} – ${num(t.scores[1])}`
+        : st.open ? `${t.open_seats} open seat${t.open_seats === 1 ? '' : 's'}`
+          : st.botSeat ? `${bots} bot${bots === 1 ? '\'s seat' : 's\' seats'} to take` : 'Every seat is taken',
       t.spectators ? `${t.spectators} watching` : null,
     ].filter(Boolean).join(' · ');
     return h('li', { class: `table-item phase-${t.phase}`, dataset: { table: t.table } },
@@ -284,7 +287,11 @@ export function mountLobby(root, go) {
               `Back to your seat (${SEAT_NAME[mine.seat] || 'seat'})`, h('span', { class: 'sr-only' }, ` at ${t.name}`))
             : inLobby && t.open_seats > 0
               ? h('button', { type: 'button', class: 'btn btn-primary btn-small btn-join', dataset: { nav: 'join' }, onclick: () => sit(null) }, 'Sit down', h('span', { class: 'sr-only' }, ` at ${t.name}`))
-              : null,
+              // No empty seat, but a person may sit in place of a bot
+              // before the start: the server gives the first bot's seat.
+              : st.botSeat
+                ? h('button', { type: 'button', class: 'btn btn-primary btn-small btn-join btn-take-bot', dataset: { nav: 'join' }, onclick: () => sit(null) }, 'Take a bot\'s seat', h('span', { class: 'sr-only' }, ` at ${t.name}`))
+                : null,
           mine ? null : h('button', { type: 'button', class: 'btn btn-plain btn-small btn-watch', dataset: { nav: 'watch' }, onclick: () => go(t.table, { watch: true }) }, 'Watch', h('span', { class: 'sr-only' }, ` ${t.name}`)),
         ),
       ),

@@ -1176,13 +1176,20 @@ export function mountTable(root, tableId, intent, { setTitle }) {
     }, 0);
   }
 
+  /** A watcher's line before the start: what they can do, as the seats are. */
+  function watchingInLobby(v) {
+    if (v.seats.some((x) => x.status === 'empty')) return 'Watching: pick an empty seat to play.';
+    if (v.options.bot_seats_open !== false && v.seats.some((x) => x.kind === 'bot')) return 'Watching: press Sit here to play in place of a bot.';
+    return 'Watching: every seat is taken.';
+  }
+
   function renderTurnLine() {
     const v = st.view;
     const g = v.game;
     let text = '';
     const r = role();
     if (st.notice && r !== 'seat') text = st.notice;
-    else if (v.phase === 'lobby') text = r === 'seat' ? 'Waiting for the match to start.' : 'Watching: pick an empty seat to play.';
+    else if (v.phase === 'lobby') text = r === 'seat' ? 'Waiting for the match to start.' : watchingInLobby(v);
     else if (g?.result) text = resultHeadline(g.result, v.you);
     else if (myTurn()) text = legal().kind === 'bid' ? 'Your turn to bid.' : 'Your turn: play a card.';
     else if (g?.turn) {

@@ -1,7 +1,7 @@
 // The lobby's quick start: one click from the name to a match against bots;
 // its keyboard use: the list of tables is one Tab stop, however long, that
 // the arrow keys move through; which tables it shows first and which it
-// folds away (nobody at them, bots alone).
+// folds away (nobody at them, bots alone); and taking a bot's seat.
 
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
@@ -287,6 +287,59 @@ export function lobbyTests(suite) {
       await p.close();
       await players.close();
       await stack.stop();
+    }
+  });
+
+  it('lobby: a table full of bots offers "Take a bot\'s seat", which seats the player; its watcher is told the same', async () => {
+    const { browser, stack } = suite;
+    const owner = await openPage(browser, stack.url);
+    const p = await openPage(browser, stack.url, { viewport: { width: 1366, height: 900 } });
+    const { page } = p;
+    try {
+      await owner.page.goto('/');
+      const t = await createTableRest(stack.api, { name: 'Olga and three bots', options: {} });
+      await socketSteps(owner.page, 'olga', [
+        { type: 'join', protocol: 2, table: t.table, name: 'Olga' },
+        { type: 'add_bots', owner_token: t.owner_token },
+      ]);
+      const before = await tableStatus(stack.api, t.table);
+      assert.equal(before.open_seats, 0);
+      assert.equal(before.seats.filter((x) => x.kind === 'bot').length, 3);
+
+      await page.goto('/');
+      await page.fill('#player-name', 'Pat');
+      const row = page.locator(`#table-list .table-item[data-table="${t.table}"]`);
+      await row.waitFor();
+      const full = await rowOf(page, t.table);
+      assert.deepEqual(full.buttons, ['Take a bot\'s seat', 'Watch']);
+      assert.match(full.text, /3 bots' seats to take/);
+      assert.doesNotMatch(full.text, /0 open seats/);
+      await assertAccessible(assert, page, 'the lobby with a table full of bots');
+
+      // Watching it: one true sentence about the seats.
+      await row.locator('.btn-watch').click();
+      await page.waitForSelector('.table-screen[data-role="spectator"] .seat .seat-name');
+      await page.waitForFunction(() => document.querySelector('.turn-text')?.textContent.startsWith('Watching'));
+      const line = await page.textContent('.turn-text');
+      assert.doesNotMatch(line, /empty seat/, `the turn line (${line})`);
+      assert.match(line, /bot/, `the turn line (${line})`);
+
+      // From the lobby, the button sits Pat in place of a bot.
+      await page.goto('/');
+      await page.fill('#player-name', 'Pat');
+      await page.locator(`#table-list .table-item[data-table="${t.table}"] .btn-take-bot`).click();
+      await page.waitForSelector('.table-screen .seat.me');
+      assert.equal(tableIdOf(page), t.table);
+      const after = await tableStatus(stack.api, t.table);
+      const pat = after.seats.find((x) => x.name === 'Pat');
+      assert.equal(pat?.kind, 'human', 'Pat sits at the table');
+      assert.equal(before.seats.find((x) => x.seat === pat.seat).kind, 'bot', 'in a bot\'s seat');
+      assert.equal(after.seats.filter((x) => x.kind === 'bot').length, 2, 'that bot went');
+      assert.equal(await page.getAttribute('.seat.me', 'data-seat'), pat.seat);
+      p.assertClean();
+    } finally {
+      await p.close();
+      await owner.close();
     }
   });
 }
