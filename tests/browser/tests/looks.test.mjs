@@ -3,7 +3,9 @@
 // Escape closes, focus goes back to the button); the large-print four-colour
 // deck, the table backgrounds and the player's avatar applied at a table with
 // bots and remembered over a reload; axe on the table with every card design
-// and every background; the dialog on a phone.
+// and every background; the dialog on a phone; a picture one seat's alone
+// (never the player's choice at another seat, never two seats alike) for a
+// player and for a spectator.
 
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
