@@ -5,8 +5,9 @@
 // data-avatar) and looks.css does the rest; a preview in the dialog carries
 // its own attribute, and the nearest one wins. Avatars are drawn here as SVG:
 // the player's own choice at their seat, and at every other seat a picture
-// chosen from the player's name, so that the table looks of a piece. They are
-// decorative (the seat's label names the player) and stay in this browser.
+// chosen from the player's name, so that the table looks of a piece; no two
+// seats at a table show the same picture. They are decorative (the seat's
+// label names the player) and stay in this browser.
 
 import { cardView } from './cards.js';
 import { showDialog } from './dialogs.js';
@@ -155,25 +156,44 @@ export function avatarSvg(design, bg) {
   }, S('rect', { width: 48, height: 48, fill: bg || p.bgs[0] }), p.draw());
 }
 
-/** The picture a seat gets when it is not the player's: from the name, else the seat. */
-function generated(who) {
+/**
+ * The picture a seat gets when it is not the player's. A player's picture is
+ * theirs alone at a table: never the design the player chose, and never one
+ * another seat has. Each seat takes the picture its name (else its seat)
+ * picks; where the player's design or a seat before it (North, East, South,
+ * West) has that one, the next free picture in the list. `who.table` names
+ * the table's four seats (`{seat, name, mine, empty}`); without it the seat
+ * is taken alone.
+ */
+function generated(who, mine) {
   const names = Object.keys(PICTURES);
-  const x = hash(who.name || who.seat);
-  const design = names[x % names.length];
-  const bgs = PICTURES[design].bgs;
-  return { design, bg: bgs[Math.floor(x / names.length) % bgs.length] };
+  const taken = new Set(mine && PICTURES[mine] ? [mine] : []);
+  const others = (who.table || [who]).filter((x) => !x.mine && !x.empty);
+  if (!others.some((x) => x.seat === who.seat)) others.push(who);
+  for (const x of others) {
+    const h = hash(x.name || x.seat);
+    let i = h % names.length;
+    while (taken.has(names[i])) i = (i + 1) % names.length;
+    taken.add(names[i]);
+    if (x.seat === who.seat) {
+      const bgs = PICTURES[names[i]].bgs;
+      return { design: names[i], bg: bgs[Math.floor(h / names.length) % bgs.length] };
+    }
+  }
+  return null;
 }
 
 /**
- * Fills a seat's avatar element. `who` is `{seat, name, initials, mine, empty}`:
- * the player's own seat shows their choice; the others show initials while the
- * player keeps initials, else a picture generated from the name.
+ * Fills a seat's avatar element. `who` is `{seat, name, initials, mine, empty,
+ * table}`: the player's own seat shows their choice; the others show initials
+ * while the player keeps initials, else a picture generated from the name,
+ * one no other seat at the table shows.
  */
 export function paintAvatar(el, who) {
   el._who = who;
   const { avatar } = currentLooks();
   let look = null;
-  if (!who.empty && avatar !== 'initials') look = who.mine ? { design: avatar, bg: null } : generated(who);
+  if (!who.empty && avatar !== 'initials') look = who.mine ? { design: avatar, bg: null } : generated(who, avatar);
   const key = look ? `${look.design}:${look.bg}` : `text:${who.empty ? '' : who.initials}`;
   if (el.dataset.look === key) return;
   el.dataset.look = key;

@@ -999,7 +999,8 @@ export function mountTable(root, tableId, intent, { setTitle }) {
       [`status-${info.status}`]: true,
       timed: !!(v.clock && v.clock.seat === seat),
     });
-    paintAvatar(el.avatar, { seat, name: info.name, initials: initials(info.name), mine: v.you === seat, empty: info.status === 'empty' });
+    const table = v.seats.map((x, i) => ({ seat: SEATS[i], name: x.name, mine: v.you === SEATS[i], empty: x.status === 'empty' }));
+    paintAvatar(el.avatar, { seat, name: info.name, initials: initials(info.name), mine: v.you === seat, empty: info.status === 'empty', table });
     el.root.querySelector('.bot-icon').hidden = !(info.kind === 'bot' || info.status === 'bot' || info.status === 'left' || info.status === 'autopilot');
     el.root.querySelector('.dealer-chip').hidden = !(g && g.dealer === seat && v.phase !== 'finished');
     const nameEl = el.root.querySelector('.seat-name');

@@ -342,7 +342,7 @@ export function mountTutorial(root, go) {
           h('span', { class: 'seat-dir' }, seat === YOU ? 'South' : seat === 'north' ? 'partner' : 'opponent'),
           h('span', { class: 'seat-bid' }))));
     const initials = seat === YOU ? (store.name() ? store.name().slice(0, 2) : 'You').toUpperCase() : SEAT_NAME[seat][0];
-    paintAvatar(avatar, { seat, name: seat === YOU ? store.name() || 'You' : SEAT_NAME[seat], initials, mine: seat === YOU });
+    paintAvatar(avatar, { seat, name: seat === YOU ? store.name() || 'You' : SEAT_NAME[seat], initials, mine: seat === YOU, table: SEATS.map((x) => ({ seat: x, name: SEAT_NAME[x], mine: x === YOU })) });
     seatEls[seat] = root;
   }
   const slots = {};

@@ -1,9 +1,13 @@
 // Layout at 1366×768 and on a 390×844 phone: the toolbar in sight while
 // bidding, seat text on one line, refusals that name the player and clear
-// when the turn moves on, and a lost connection that cannot be missed.
+// when the turn moves on, and a lost connection that cannot be missed. On the
+// phone: the invitation clear of West and East before the start, every
+// control a finger's size (44 px, and axe's target-size rule), and a bid in
+// focus that does not look chosen.
 
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
+import { assertAccessible } from '../lib/axe.mjs';
 import { bid, createFromLobby, fillBotsAndStart, openPage, shot, waitTurnOrScoring } from '../lib/harness.mjs';
 
 /** Every toolbar button shown lies wholly inside the viewport. */
@@ -33,6 +37,64 @@ async function assertSeatTextOneLine(page, what) {
     return { seat: s.dataset.seat, name: one(s.querySelector('.seat-name')), bid: one(s.querySelector('.seat-bid')) };
   }));
   for (const l of lines) assert.ok(l.name && l.bid, `${what}: ${l.seat}'s text wraps: ${JSON.stringify(l)}`);
+}
+
+const overlap = (a, b) => a.x < b.x + b.width && b.x < a.x + a.width && a.y < b.y + b.height && b.y < a.y + a.height;
+
+/** Before the start: the invitation and the owner's buttons cover neither West's nor East's name or avatar. */
+async function assertSidesClear(page, what) {
+  const boxes = await page.evaluate(() => {
+    const box = (e) => {
+      const r = e.getBoundingClientRect();
+      return { x: r.x, y: r.y, width: r.width, height: r.height };
+    };
+    const centre = [...document.querySelectorAll('#invite, .owner-controls')].map((e) => ({ what: e.id || e.className, box: box(e) }));
+    const sides = [];
+    for (const seat of ['west', 'east']) {
+      for (const part of ['.seat-name', '.avatar-wrap']) {
+        sides.push({ what: `${seat} ${part}`, box: box(document.querySelector(`.seat[data-seat="${seat}"] ${part}`)) });
+      }
+    }
+    return { centre, sides };
+  });
+  assert.ok(boxes.centre.some((c) => c.what === 'invite'), `${what}: the invitation is shown`);
+  for (const c of boxes.centre) {
+    for (const s of boxes.sides) {
+      assert.ok(!overlap(c.box, s.box), `${what}: ${c.what} ${JSON.stringify(c.box)} covers ${s.what} ${JSON.stringify(s.box)}`);
+    }
+  }
+}
+
+/** Every control shown that `selectors` name is at least 44 px high and wide (a finger's size). */
+async function assertTouchTargets(page, selectors, what) {
+  const boxes = await page.$$eval(selectors.join(', '), (els) => els.filter((e) => e.offsetParent && !e.closest('[hidden]')).map((e) => {
+    const r = e.getBoundingClientRect();
+    return { id: e.id || e.dataset.bid || e.textContent.trim().slice(0, 20), width: r.width, height: r.height };
+  }));
+  assert.ok(boxes.length >= selectors.length, `${what}: the controls are shown (${boxes.map((b) => b.id)})`);
+  const small = boxes.filter((b) => b.width < 44 || b.height < 44);
+  assert.deepEqual(small, [], `${what}: controls smaller than 44 px`);
+}
+
+/** The looks of a bid button that tell choice and focus. */
+const bidLooks = (page, n) => page.$eval(`.bid-btn[data-bid="${n}"]`, (e) => {
+  const cs = getComputedStyle(e);
+  const after = getComputedStyle(e, '::after');
+  return {
+    checked: e.getAttribute('aria-checked'),
+    focused: e === document.activeElement,
+    focusVisible: e.matches(':focus-visible'),
+    background: cs.backgroundColor,
+    outlineStyle: cs.outlineStyle,
+    outlineColor: cs.outlineColor,
+    mark: after.content,
+  };
+});
+
+/** The distance between two `rgb(…)` colours. */
+function colourDistance(a, b) {
+  const [p, q] = [a, b].map((c) => c.match(/[\d.]+/g).slice(0, 3).map(Number));
+  return Math.hypot(p[0] - q[0], p[1] - q[1], p[2] - q[2]);
 }
 
 export function layoutTests(suite) {
@@ -145,6 +207,90 @@ export function layoutTests(suite) {
       await bid(page, 2);
       p.assertClean();
     } finally {
+      await p.close();
+    }
+  });
+
+  it('on a 390×844 phone: the invitation clears West and East, every control is a finger\'s size, a bid in focus does not look chosen', async () => {
+    const { browser, stack } = suite;
+    const p = await openPage(browser, stack.url, { viewport: { width: 390, height: 844 }, hasTouch: true });
+    const { page } = p;
+    const toolbar = ['.toolbar .btn', '#btn-looks'];
+    let friend = null;
+    try {
+      await createFromLobby(page, { player: 'Tam', table: 'Touch', options: { seat: 'south' } });
+      await page.waitForSelector('#invite');
+      await assertSidesClear(page, 'the owner, empty seats');
+      await assertTouchTargets(page, [...toolbar, '.owner-controls .btn', '#invite .copy-btn'], 'the owner before the start');
+      await assertAccessible(assert, page, 'the phone table before the start');
+      await page.click('#btn-add-bots');
+      await page.waitForSelector('#btn-start:not([disabled])');
+      await assertSidesClear(page, 'the owner, with bots');
+      await shot(page, 'lobby-phone.png');
+
+      // A friend with the link takes a bot's seat: the invitation is theirs
+      // to pass on too, without the owner's buttons above it.
+      friend = await openPage(browser, stack.url, { viewport: { width: 390, height: 844 }, hasTouch: true });
+      await friend.page.goto((await page.inputValue('#invite-link')).replace(new URL(stack.url).origin, ''));
+      await friend.page.waitForSelector('dialog#name-dialog[open]');
+      await friend.page.fill('#sit-name', 'Bea');
+      await friend.page.click('dialog#name-dialog [data-action="ok"]');
+      await friend.page.waitForSelector('.table-screen .seat.me');
+      await friend.page.waitForSelector('#invite');
+      await assertSidesClear(friend.page, 'a friend seated');
+      await assertTouchTargets(friend.page, [...toolbar, '#invite .copy-btn'], 'a friend before the start');
+      await assertAccessible(assert, friend.page, 'the phone table before the start, a friend seated');
+      await shot(friend.page, 'lobby-phone-friend.png');
+      // The friend gets up: watching, with Sit here at the free seats.
+      await friend.page.click('#btn-leave');
+      await friend.page.locator('dialog#leave-confirm [data-action="true"]').click();
+      await friend.page.waitForSelector('.sit-btn:not([hidden])');
+      await assertTouchTargets(friend.page, [...toolbar, '.sit-btn'], 'watching before the start');
+      await assertAccessible(assert, friend.page, 'the phone table before the start, watching');
+      await friend.close();
+      friend = null;
+
+      await page.click('#btn-add-bots');
+      await page.waitForSelector('#btn-start:not([disabled])');
+      assert.ok(await page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth), 'no horizontal scroll');
+      await page.click('#btn-start');
+
+      await page.waitForSelector('#bid-picker:not([hidden])', { timeout: 20000 });
+      await assertToolbarInView(page, '390×844 with 44 px buttons');
+      await assertTouchTargets(page, [...toolbar, '.bid-btn', '.bid-confirm'], 'while bidding');
+      await assertAccessible(assert, page, 'the phone table while bidding');
+
+      // A bid in focus is not a chosen bid. Space chooses the bid in focus;
+      // then the focus moves to another bid without choosing it.
+      const bids = await page.$$eval('.bid-btn', (els) => els.map((e) => Number(e.dataset.bid)));
+      const [chosen, other] = [bids[2], bids[4]];
+      await page.focus(`.bid-btn[data-bid="${chosen}"]`);
+      await page.keyboard.press('Space');
+      await page.waitForSelector(`.bid-btn[data-bid="${chosen}"][aria-checked="true"]`);
+      await page.focus(`.bid-btn[data-bid="${other}"]`);
+      const focused = await bidLooks(page, other);
+      const picked = await bidLooks(page, chosen);
+      assert.deepEqual([focused.checked, focused.focused, focused.focusVisible], ['false', true, true], `the focused bid: ${JSON.stringify(focused)}`);
+      assert.deepEqual([picked.checked, picked.focused], ['true', false], `the chosen bid: ${JSON.stringify(picked)}`);
+      assert.notEqual(focused.background, picked.background, 'the chosen bid is filled, the focused one is not');
+      assert.notEqual(focused.outlineStyle, 'none', 'the focused bid has a ring');
+      assert.ok(colourDistance(focused.outlineColor, picked.background) > 100,
+        `the focus ring (${focused.outlineColor}) is not the colour of a chosen bid (${picked.background})`);
+      assert.match(picked.mark, /\u2713/, `the chosen bid is ticked (${picked.mark}): not told by colour alone`);
+      assert.ok(!/\u2713/.test(focused.mark), `the focused bid is not ticked (${focused.mark})`);
+      await shot(page, 'bid-focus-phone.png');
+      // Under the pointer (a phone keeps the hover after a tap) the chosen bid stays filled.
+      await page.hover(`.bid-btn[data-bid="${chosen}"]`);
+      assert.equal((await bidLooks(page, chosen)).background, picked.background, 'the chosen bid under the pointer');
+
+      await page.keyboard.press('Enter');
+      await page.waitForSelector('#bid-picker', { state: 'hidden' });
+      assert.equal(await waitTurnOrScoring(page), 'turn');
+      await assertTouchTargets(page, [...toolbar, '#hand .card'], 'while playing');
+      await assertAccessible(assert, page, 'the phone table while playing');
+      p.assertClean();
+    } finally {
+      await friend?.close();
       await p.close();
     }
   });

@@ -3,7 +3,9 @@
 // Escape closes, focus goes back to the button); the large-print four-colour
 // deck, the table backgrounds and the player's avatar applied at a table with
 // bots and remembered over a reload; axe on the table with every card design
-// and every background; the dialog on a phone.
+// and every background; the dialog on a phone; a picture one seat's alone
+// (never the player's choice at another seat, never two seats alike) for a
+// player and for a spectator.
 
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
@@ -84,6 +86,7 @@ async function assertAvatars(page, design, player, what) {
   assert.equal(me[0].pic, design, `${what}: the player's seat shows the ${design}`);
   assert.match(me[0].label, new RegExp(`^(North|East|South|West): ${player}, \\(you\\)`), `${what}: the seat's label is kept: ${me[0].label}`);
   assert.match(me[0].name, new RegExp(`^${player}`), `${what}: the seat's name is kept`);
+  assert.equal(new Set(seats.map((s) => s.pic)).size, 4, `${what}: each seat's picture is its own: ${seats.map((s) => s.pic)}`);
   for (const s of seats) {
     assert.equal(s.hidden, 'true', `${what}: the avatar is decorative`);
     assert.ok(PICTURES.includes(s.pic), `${what}: ${s.label} has a picture (${s.pic})`);
@@ -156,7 +159,7 @@ export function looksTests(suite) {
       assert.equal(await page.$eval('.felt', (e) => getComputedStyle(e).borderTopColor), 'rgb(38, 50, 65)', 'the blue table has its own rim');
       await assertAvatars(page, 'fox', 'Ann', 'at the table');
       // The other seats' pictures come from their names: the same on every draw.
-      const others = await page.$$eval('.seat:not(.me) .avatar', (els) => els.map((e) => e.dataset.look));
+      const seatLooks = () => page.$$eval('.seat:not(.me) .avatar', (els) => els.map((e) => e.dataset.look));
       // At 1366×768 the button sits clear of the table's toolbar.
       const looksBox = await page.locator('#btn-looks').boundingBox();
       assert.ok(looksBox.x >= 0 && looksBox.y >= 0 && looksBox.y + looksBox.height <= 768, 'the button is in view');
@@ -168,8 +171,7 @@ export function looksTests(suite) {
       await choose(page, { felt: 'wood', avatar: 'owl' });
       await assertFelt(page, 'wood', 'dark wood');
       await assertAvatars(page, 'owl', 'Ann', 'after choosing the owl');
-      assert.deepEqual(await page.$$eval('.seat:not(.me) .avatar', (els) => els.map((e) => e.dataset.look)), others,
-        'the other seats keep their pictures');
+      const others = await seatLooks();
       await shot(page, 'looks-table.png');
 
       // A reload keeps every choice.
@@ -180,6 +182,7 @@ export function looksTests(suite) {
       await assertFourColourDeck(page, 'after the reload');
       await assertFelt(page, 'wood', 'after the reload');
       await assertAvatars(page, 'owl', 'Ann', 'after the reload');
+      assert.deepEqual(await seatLooks(), others, 'the other seats keep their pictures over a reload');
 
       // Bid and wait for the turn to play: the bots' cards lie on the table.
       await bid(page, 3);
@@ -250,6 +253,47 @@ export function looksTests(suite) {
       await shot(page, 'looks-phone.png');
       p.assertClean();
     } finally {
+      await p.close();
+    }
+  });
+
+  it('Table looks: a picture is one seat\'s alone: never the player\'s choice at another seat, never two seats alike, for a player and a spectator', async () => {
+    const { browser, stack } = suite;
+    const p = await openPage(browser, stack.url, { viewport: { width: 1366, height: 768 } });
+    const { page } = p;
+    let watcher = null;
+    /** The four seats' pictures, by seat. */
+    const pictures = (pg) => pg.$$eval('.seat', (els) => Object.fromEntries(els.map((s) => [s.dataset.seat, {
+      me: s.classList.contains('me'),
+      pic: s.querySelector('.avatar svg.avatar-pic')?.dataset.avatar ?? null,
+    }])));
+    try {
+      const id = await createFromLobby(page, { player: 'Ann', table: 'Own pictures', options: { seat: 'south' } });
+      await page.click('#btn-add-bots');
+      await page.waitForSelector('#btn-start:not([disabled])');
+      watcher = await openPage(browser, stack.url, { viewport: { width: 1366, height: 768 } });
+      await watcher.page.goto(`/#/table/${id}`);
+      await watcher.page.waitForSelector('.table-screen[data-role="spectator"] .seat .seat-name');
+      for (const design of PICTURES) {
+        await choose(page, { avatar: design });
+        await assertAvatars(page, design, 'Ann', `Ann with the ${design}`);
+        const seen = await pictures(page);
+        assert.equal(seen.south.pic, design);
+        for (const seat of ['north', 'east', 'west']) {
+          assert.notEqual(seen[seat].pic, design, `Ann with the ${design}: ${seat} does not show it too (${JSON.stringify(seen)})`);
+        }
+        // A spectator's choice is at no seat; the four seats differ.
+        await choose(watcher.page, { avatar: design });
+        const watched = await pictures(watcher.page);
+        const pics = Object.values(watched).map((x) => x.pic);
+        assert.ok(pics.every((x) => PICTURES.includes(x) && x !== design), `watching with the ${design}: ${pics}`);
+        assert.equal(new Set(pics).size, 4, `watching with the ${design}: four pictures: ${pics}`);
+      }
+      await shot(page, 'looks-own-pictures.png');
+      p.assertClean();
+      watcher.assertClean();
+    } finally {
+      await watcher?.close();
       await p.close();
     }
   });
