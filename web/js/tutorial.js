@@ -366,7 +366,10 @@ export function mountTutorial(root, go) {
   const backBtn = h('button', { type: 'button', class: 'btn btn-plain', id: 'tut-back', onclick: () => goStep(st.i - 1) }, 'Back');
   const nextBtn = h('button', { type: 'button', class: 'btn btn-primary', id: 'tut-next', onclick: () => goStep(st.i + 1) }, 'Next');
   const waitNote = h('span', { class: 'tut-wait muted small' });
-  const controls = h('div', { class: 'tut-controls' }, backBtn, waitNote, nextBtn);
+  // At the end: the name and Play now, in the panel's foot with Back, so
+  // that they are in sight however long the summary above them is.
+  const endBox = h('div', { class: 'tut-end', id: 'tut-end', hidden: true });
+  const controls = h('div', { class: 'tut-controls' }, endBox, backBtn, waitNote, nextBtn);
   // The step's words are a polite live region; a refusal is an alert of its own.
   const live = h('div', { class: 'tut-live', id: 'tut-live', 'aria-live': 'polite' }, h('div', { class: 'tut-head' }, title, counter), body);
   const panel = h('section', { class: 'tut-panel', id: 'tut-panel', 'aria-labelledby': 'tut-title' }, live, refusalEl, controls);
@@ -534,6 +537,8 @@ export function mountTutorial(root, go) {
       setText(counter, `Step ${st.i + 1} of ${steps.length}`);
       setText(title, s.title);
       replace(body, s.end ? summary() : s.text.map((p) => h('p', {}, p)));
+      replace(endBox, s.end ? finish() : null);
+      endBox.hidden = !s.end;
     }
     backBtn.disabled = st.i === 0;
     nextBtn.hidden = !s.read;
@@ -546,11 +551,27 @@ export function mountTutorial(root, go) {
     setText(refusalEl, st.refusal || '');
   }
 
-  /** The end: the hand's scoring as a table shows it, the lessons of nil and bags, and what next. */
+  /** The end: the hand's scoring as a table shows it, and the lessons of nil and bags. */
   function summary() {
     const result = scoreHand(steps[steps.length - 1].state);
     const [ns, ew] = result.teams;
     const seats = SEATS.map((x) => ({ name: seatLabel(x) }));
+    return [
+      h('p', { class: 'tut-result' }, `North–South bid ${ns.contract} and took ${ns.counted_tricks}: ${signed(ns.contract_points)} for the contract and ${signed(ns.bag_points)} for ${ns.bags} bags, ${signed(ns.hand_points)} in all.`),
+      h('div', { class: 'tut-summary' },
+        h('div', { class: 'tut-scoring' }, handScoring(result, seats, RULES, YOU)),
+        h('div', { class: 'tut-lessons' },
+          h('div', { class: 'tut-lesson', dataset: { lesson: 'nil' } },
+        h('h3', {}, 'Nil'),
+        h('p', {}, `East's nil failed: ${signed(ew.nil_points)}. West made the contract of ${ew.contract} (${signed(ew.contract_points)}), and East's trick was a bag (${signed(ew.bag_points)}): East–West score ${num(ew.hand_points)}.`)),
+      h('div', { class: 'tut-lesson', dataset: { lesson: 'bags' } },
+        h('h3', {}, 'Bags'),
+        h('p', {}, `Your ${ns.bags} overtricks scored only ${signed(ns.bag_points)}, and they stay on your count (${ns.bag_count} of 10). Every 10 bags cost 100 points: with ${10 - ns.bags} bags from earlier hands, these ${ns.bags} would have cost you 100. Bid what you can take.`)))),
+    ];
+  }
+
+  /** What next, after the hand: the name, Play now against bots, the lobby or the tutorial again. */
+  function finish() {
     const nameInput = h('input', {
       id: 'tut-name', type: 'text', maxlength: 24, autocomplete: 'nickname', value: store.name(), placeholder: 'e.g. Ann', 'aria-describedby': 'tut-name-error',
     });
@@ -578,16 +599,6 @@ export function mountTutorial(root, go) {
       }
     });
     return [
-      h('p', { class: 'tut-result' }, `North–South bid ${ns.contract} and took ${ns.counted_tricks}: ${signed(ns.contract_points)} for the contract and ${signed(ns.bag_points)} for ${ns.bags} bags, ${signed(ns.hand_points)} in all.`),
-      h('div', { class: 'tut-summary' },
-        h('div', { class: 'tut-scoring' }, handScoring(result, seats, RULES, YOU)),
-        h('div', { class: 'tut-lessons' },
-          h('div', { class: 'tut-lesson', dataset: { lesson: 'nil' } },
-        h('h3', {}, 'Nil'),
-        h('p', {}, `East's nil failed: ${signed(ew.nil_points)}. West made the contract of ${ew.contract} (${signed(ew.contract_points)}), and East's trick was a bag (${signed(ew.bag_points)}): East–West score ${num(ew.hand_points)}.`)),
-      h('div', { class: 'tut-lesson', dataset: { lesson: 'bags' } },
-        h('h3', {}, 'Bags'),
-        h('p', {}, `Your ${ns.bags} overtricks scored only ${signed(ns.bag_points)}, and they stay on your count (${ns.bag_count} of 10). Every 10 bags cost 100 points: with ${10 - ns.bags} bags from earlier hands, these ${ns.bags} would have cost you 100. Bid what you can take.`)))),
       h('div', { class: 'tut-finish' },
         h('div', { class: 'field tut-name' }, h('label', { for: 'tut-name' }, 'Your name'), nameInput),
         h('div', { class: 'tut-end-actions' },

@@ -311,12 +311,23 @@ export function tutorialTests(suite) {
       }
       assert.ok(tried, 'a refusal was shown on the phone');
       assert.deepEqual(await layoutProblems(page, { cardsApart: true, wholeText: false }), [], 'the end at 390×844');
+      // The name and Play now are in sight at the end, without a scroll:
+      // inside the viewport and not hidden by anything (a scrolled panel's edge).
+      await page.waitForSelector('#tut-play-now');
+      const hidden = await page.evaluate(() => ['#tut-name', '#tut-play-now'].flatMap((sel) => {
+        const el = document.querySelector(sel);
+        const b = el.getBoundingClientRect();
+        const inView = b.top >= 0 && b.left >= 0 && b.bottom <= window.innerHeight && b.right <= window.innerWidth && b.height > 0;
+        const hit = document.elementFromPoint(b.left + b.width / 2, b.top + b.height / 2);
+        return inView && (hit === el || el.contains(hit)) ? [] : [`${sel} is not in sight: ${JSON.stringify(b)}`];
+      }));
+      assert.deepEqual(hidden, [], 'the name field and Play now are in sight at 390×844');
+      assert.equal(await page.evaluate(() => window.scrollY), 0, 'the page is not scrolled');
       await assertAccessible(assert, page, 'the phone tutorial summary');
       await shot(page, 'tutorial-phone-end.png');
 
       // Play now against bots, straight from the end.
       await page.fill('#tut-name', 'Tess');
-      await page.locator('#tut-play-now').scrollIntoViewIfNeeded();
       await page.tap('#tut-play-now');
       await page.waitForSelector('.table-screen .seat.me', { timeout: 15000 });
       await page.waitForFunction(() => document.querySelectorAll('#hand .card').length === 13, null, { timeout: 20000 });
