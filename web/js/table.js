@@ -5,12 +5,13 @@
 import { notificationsSupported, setNotify, turnAlert } from './alert.js';
 import { tableStatus } from './api.js';
 import { chatPanel } from './chat.js';
-import { cardFace, cardName, cardView, fullDeck, sortHand, winningIndex } from './cards.js';
+import { cardName, cardView, fullDeck, sortHand, winningIndex } from './cards.js';
 import { clockRing, mmss, remaining, serverNow, setRing, syncServerTime } from './clock.js';
 import { Connection } from './conn.js';
 import { anyOpen, closeAllDialogs, closeDialog, confirmDialog, isOpen, showDialog } from './dialogs.js';
-import { announce, classes, h, icon, reconcile, replace, setText } from './dom.js';
+import { announce, classes, h, icon, replace, setText } from './dom.js';
 import { contributeSeed, showVerification } from './fair.js';
+import { createBidPicker, createHand, refusalSentence } from './hand.js';
 import { howToPlay } from './howto.js';
 import { paintAvatar } from './looks.js';
 import {
@@ -59,9 +60,7 @@ export function mountTable(root, tableId, intent, { setTitle }) {
     joinIntent: intent?.join || null,
     link: intent?.link || null,
     pendingCard: null,
-    handStop: null,
     pendingBid: false,
-    bidChoice: null,
     linger: null,
     finalTrick: null,
     refusal: null,
@@ -120,18 +119,13 @@ export function mountTable(root, tableId, intent, { setTitle }) {
   const myClock = h('span', { class: 'my-clock', hidden: true });
   const turnWarn = h('span', { class: 'turn-warn', id: 'turn-warn' });
   const turnLine = h('div', { class: 'turn-line', id: 'turn-line', tabindex: -1 }, turnText, myClock, turnWarn);
-  const bidGrid = h('div', { class: 'bid-grid', role: 'radiogroup', 'aria-label': 'Your bid' });
-  const bidConfirm = h('button', { type: 'button', class: 'btn btn-primary bid-confirm', disabled: true, onclick: () => sendBid() }, 'Bid');
-  const bidNote = h('p', { class: 'bid-note muted' });
-  const bidPicker = h('div', { class: 'bid-picker', id: 'bid-picker', hidden: true }, bidGrid, h('div', { class: 'bid-row' }, bidNote, bidConfirm));
-  // One tab stop for the whole hand (a toolbar with a roving tabindex):
-  // the arrow keys move between the cards, Enter or Space plays one.
-  const handKeys = h('p', { class: 'sr-only', id: 'hand-keys' }, 'Arrow keys move between the cards; Enter plays the card.');
-  const handEl = h('div', { class: 'hand', id: 'hand', role: 'toolbar', 'aria-label': 'Your hand', 'aria-describedby': 'hand-keys' });
-  handEl.addEventListener('focusin', (e) => {
-    const card = e.target.closest?.('.card');
-    if (card && handEl.contains(card)) setHandStop(card.dataset.card);
-  });
+  // The bid picker and the hand (one tab stop, arrow keys, Enter plays):
+  // the same widgets as in the tutorial (hand.js).
+  const bids = createBidPicker({ onBid: () => sendBid() });
+  const bidPicker = bids.el;
+  const hand = createHand({ onPlay: (card, btn) => playCard(card, btn) });
+  const handKeys = hand.keys;
+  const handEl = hand.el;
   const watchNote = h('p', { class: 'watch-note', hidden: true });
 
   const offline = h('div', { class: 'offline-banner', id: 'offline-banner', role: 'alert', hidden: true });
@@ -327,9 +321,9 @@ export function mountTable(root, tableId, intent, { setTitle }) {
     if (st.pendingCard && (!myTurn() || legal().kind !== 'play' || !(g.hand || []).includes(st.pendingCard))) st.pendingCard = null;
     if (st.pendingBid && legal().kind !== 'bid') {
       st.pendingBid = false;
-      st.bidChoice = null;
+      bids.choice = null;
     }
-    if (legal().kind !== 'bid') st.bidChoice = null;
+    if (legal().kind !== 'bid') bids.choice = null;
 
     // A refusal stays until the player acts again (it would otherwise
     // flash by when a bot plays right after it); news stays its time.
@@ -364,8 +358,7 @@ export function mountTable(root, tableId, intent, { setTitle }) {
    */
   function focusControls() {
     if (legal().kind === 'bid' && !bidPicker.hidden) {
-      const radio = bidGrid.querySelector('[aria-checked="true"]') || bidGrid.querySelector('[tabindex="0"]') || bidGrid.firstElementChild;
-      radio?.focus();
+      bids.focus();
       return true;
     }
     if (handEl.hidden) return false;
@@ -577,19 +570,22 @@ export function mountTable(root, tableId, intent, { setTitle }) {
   }
 
   /**
-   * A refusal in words, naming the player on turn rather than only the
-   * seat; a stale move says what the table did instead (`what`: the move).
+   * A refusal in words: the player's sentence for the rule broken (the same
+   * as the tutorial's, hand.js), naming the player on turn rather than only
+   * the seat; a stale move says what the table did instead (`what`: the
+   * move). Codes without words of their own say the server's message.
    */
   function refusalText(err, what) {
     if (err.code === 'stale') return `${what || 'Your move was not made'}: ${err.message}.`;
     if (err.code === 'disconnected') return `${what || 'Your move was not made'}: the connection was lost. Look at the table again once it is back.`;
     const g = game();
-    if (err.code === 'not_your_turn' && g?.turn) {
+    let turn = null;
+    if (g?.turn) {
       const info = st.view.seats[seatIndex(g.turn)];
-      const who = info?.name ? `${info.name} (${SEAT_NAME[g.turn]})` : SEAT_NAME[g.turn];
-      return `Not your turn: it is ${who}'s turn.`;
+      turn = info?.name ? `${info.name} (${SEAT_NAME[g.turn]})` : SEAT_NAME[g.turn];
     }
-    return err.message;
+    const led = g?.trick?.cards?.[0]?.[1];
+    return refusalSentence(err.code, { led, turn }) || err.message;
   }
 
   function showAlerts() {
@@ -654,25 +650,23 @@ export function mountTable(root, tableId, intent, { setTitle }) {
       renderHand();
     }
     // Every tap goes to the server, which is the judge: a refusal comes back
-    // with the reason in plain English ("you must follow the led suit").
+    // with its code, said to the player in a sentence (refusalText).
     // The move is for the turn on screen: `seq` names the frame it was
     // chosen from, and the server refuses it (`stale`) if a bid or card
     // was applied since (a timeout, say, while the network stalled).
     conn.request({ type: 'play', card, seq: st.seq }).catch((err) => {
       if (st.pendingCard === card) st.pendingCard = null;
       showRefusal(refusalText(err, `${cardName(card)} was not played`));
-      btn.classList.remove('refused');
-      void btn.offsetWidth;
-      btn.classList.add('refused');
+      hand.refused(btn);
       renderHand();
     });
   }
 
   function sendBid() {
-    if (st.bidChoice == null || st.pendingBid) return;
+    if (bids.choice == null || st.pendingBid) return;
     st.pendingBid = true;
     renderBid();
-    const chosen = st.bidChoice;
+    const chosen = bids.choice;
     conn.request({ type: 'bid', bid: chosen, seq: st.seq }).then(
       () => clearRefusal(),
       (err) => {
@@ -1209,144 +1203,37 @@ export function mountTable(root, tableId, intent, { setTitle }) {
   function renderBid() {
     const l = legal();
     const show = myTurn() && l.kind === 'bid';
-    bidPicker.hidden = !show;
-    if (!show) return;
+    if (!show) {
+      bids.update({ show });
+      return;
+    }
     const rules = st.view.options.rules;
-    const items = [];
-    for (let b = l.min; b <= l.max; b++) items.push(b);
-    // One radio group: a single tab stop, arrow keys move the choice,
-    // Enter bids it.
-    const focusStop = st.bidChoice ?? items[0];
-    const down = st.net.status !== 'open';
-    reconcile(bidGrid, items, (b) => b,
-      (b) => {
-        const btn = h('button', { type: 'button', role: 'radio', class: `btn bid-btn ${b === 0 ? 'bid-nil' : ''}`, dataset: { bid: b } },
-          b === 0
-            ? [h('span', {}, 'Nil'), h('small', {}, rules.nil === 'fifty' ? '0 tricks · ±50' : '0 tricks · ±100')]
-            : [String(b), h('span', { class: 'sr-only' }, b === 1 ? ' trick' : ' tricks')]);
-        btn.addEventListener('click', () => {
-          st.bidChoice = b;
-          renderBid();
-        });
-        btn.addEventListener('dblclick', () => {
-          st.bidChoice = b;
-          sendBid();
-        });
-        btn.addEventListener('keydown', (e) => bidKey(e, b));
-        return btn;
-      },
-      (btn, b) => {
-        btn.setAttribute('aria-checked', String(st.bidChoice === b));
-        btn.tabIndex = b === focusStop ? 0 : -1;
-        btn.disabled = st.pendingBid || down;
-      });
-    bidConfirm.disabled = st.bidChoice == null || st.pendingBid || down;
-    setText(bidConfirm, st.bidChoice == null ? 'Choose a bid' : st.bidChoice === 0 ? 'Bid nil' : `Bid ${st.bidChoice}`);
     const partner = you() ? partnerOf(you()) : null;
     const pb = partner ? game().bids[seatIndex(partner)] : null;
     const notes = [];
     if (l.min > 0) notes.push('Nil is off at this table.');
     if (pb != null) notes.push(`Your partner bid ${pb === 0 ? 'nil' : pb}.`);
-    setText(bidNote, notes.join(' '));
-  }
-
-  function bidKey(e, b) {
-    if (e.key === 'Enter') {
-      e.preventDefault();
-      st.bidChoice = b;
-      sendBid();
-      return;
-    }
-    if (e.key === ' ') {
-      e.preventDefault();
-      st.bidChoice = b;
-      renderBid();
-      return;
-    }
-    const l = legal();
-    const step = { ArrowLeft: -1, ArrowUp: -1, ArrowRight: 1, ArrowDown: 1 }[e.key];
-    let next = null;
-    if (step) next = Math.min(l.max, Math.max(l.min, (st.bidChoice ?? b) + step));
-    if (e.key === 'Home') next = l.min;
-    if (e.key === 'End') next = l.max;
-    if (next == null) return;
-    e.preventDefault();
-    st.bidChoice = next;
-    renderBid();
-    bidGrid.querySelector(`[data-bid="${next}"]`)?.focus();
-  }
-
-  /** The card that holds the hand's one tab stop. */
-  function setHandStop(card) {
-    st.handStop = card;
-    for (const btn of handEl.children) btn.tabIndex = btn.dataset.card === card ? 0 : -1;
-  }
-
-  /** Arrow keys, Home and End move the focus between the hand's cards. */
-  function handKey(e) {
-    if (e.altKey || e.ctrlKey || e.metaKey) return;
-    const step = { ArrowLeft: -1, ArrowUp: -1, ArrowRight: 1, ArrowDown: 1 }[e.key];
-    if (!step && e.key !== 'Home' && e.key !== 'End') return;
-    const items = [...handEl.querySelectorAll('.card')].filter((b) => !b.disabled);
-    const i = items.indexOf(e.currentTarget);
-    if (i < 0) return;
-    let j = i;
-    if (step) j = Math.min(items.length - 1, Math.max(0, i + step));
-    if (e.key === 'Home') j = 0;
-    if (e.key === 'End') j = items.length - 1;
-    e.preventDefault();
-    setHandStop(items[j].dataset.card);
-    items[j].focus();
+    bids.update({
+      show, min: l.min, max: l.max, nil: rules.nil === 'fifty' ? '±50' : '±100',
+      disabled: st.pendingBid || st.net.status !== 'open', note: notes.join(' '),
+    });
   }
 
   function renderHand() {
     const v = st.view;
     const g = v?.game;
-    const cards = g?.hand ? sortHand(g.hand) : [];
     const r = role();
-    handEl.hidden = !(g && g.hand);
-    handKeys.hidden = handEl.hidden;
     watchNote.hidden = !(r !== 'seat' && v && v.phase !== 'lobby' && v.phase !== 'finished');
     if (!watchNote.hidden) setText(watchNote, r === 'left' ? 'You left this match: you are watching.' : 'You are watching: no cards are shown to spectators.');
     const l = legal();
-    const playing = myTurn() && l.kind === 'play';
-    const down = st.net.status !== 'open';
-    const focused = handEl.contains(document.activeElement) ? document.activeElement : null;
-    const focusIndex = focused ? [...handEl.children].indexOf(focused) : -1;
-    handEl.classList.toggle('my-turn', playing);
-    handEl.style.setProperty('--n', String(Math.max(cards.length, 2)));
-    reconcile(handEl, cards, (c) => c,
-      (card) => {
-        // The name is the button's own text (hidden from sight), so what a
-        // screen reader says matches what the button holds.
-        const btn = h('button', { type: 'button', class: `card ${card[1] === 'H' || card[1] === 'D' ? 'red' : 'black'} suit-${card[1]}`, dataset: { card }, tabindex: -1 },
-          cardFace(card), h('span', { class: 'sr-only card-name' }));
-        btn.addEventListener('click', () => playCard(card, btn));
-        btn.addEventListener('keydown', handKey);
-        btn.addEventListener('animationend', () => btn.classList.remove('refused'));
-        return btn;
-      },
-      (btn, card) => {
-        const ok = playing && l.cards.includes(card);
-        classes(btn, { legal: ok, illegal: playing && !ok, pending: st.pendingCard === card });
-        setText(btn.querySelector('.card-name'), `${cardName(card)}${ok ? ', playable' : playing ? ', cannot be played now' : ''}`);
-        btn.disabled = down;
-      });
-    // The focused card keeps the focus; if it left the hand (played), its
-    // neighbour takes it.
-    if (focused && !handEl.contains(document.activeElement) && handEl.children.length) {
-      const same = focused.isConnected && handEl.contains(focused) ? focused : null;
-      (same || handEl.children[Math.min(Math.max(focusIndex, 0), handEl.children.length - 1)]).focus();
-    }
-    // The tab stop: the focused card; else the one that had it while it is
-    // still in the hand (and playable, on the player's turn); else the
-    // first playable card, or the first card.
-    let stop = handEl.contains(document.activeElement) ? document.activeElement.dataset.card : st.handStop;
-    const playable = (c) => playing && l.cards.includes(c);
-    if (!cards.includes(stop) || (playing && !playable(stop) && !handEl.contains(document.activeElement))) {
-      stop = cards.find(playable) || (cards.includes(stop) ? stop : cards[0]) || null;
-    }
-    setHandStop(stop);
+    hand.update({
+      shown: !!(g && g.hand),
+      cards: g?.hand ? sortHand(g.hand) : [],
+      playing: myTurn() && l.kind === 'play',
+      legal: (card) => l.cards.includes(card),
+      pending: st.pendingCard,
+      disabled: st.net.status !== 'open',
+    });
   }
 
   function renderRefusal() {

@@ -2,16 +2,18 @@
 // the server. The player sits South with North as partner, against East and
 // West; every card but the player's is scripted, so each lesson (bidding,
 // following suit, leading spades, trumping, nil, bags) comes up when it
-// happens. The player bids and plays as at a real table (the same bid picker
-// and hand of card buttons); a card the rules forbid is refused with the
-// rule, and a card the lesson does not want is refused with the reason.
+// happens. The player bids and plays as at a real table (the table's own bid
+// picker and hand, hand.js); a card the rules forbid is refused with the
+// rule, in the table's words, and a card the lesson does not want is refused
+// with the reason.
 //
 // The state of a step is the script replayed up to it, so Back goes back
 // anywhere, a played card included.
 
 import { createTable } from './api.js';
-import { cardFace, cardName, cardView, sortHand, suitOf, winningIndex } from './cards.js';
-import { classes, h, icon, reconcile, replace, setText } from './dom.js';
+import { cardName, cardView, sortHand, suitOf, winningIndex } from './cards.js';
+import { classes, h, icon, replace, setText } from './dom.js';
+import { createBidPicker, createHand, refusalSentence } from './hand.js';
 import { paintAvatar } from './looks.js';
 import { SEATS, SEAT_NAME, num, signed } from './rules.js';
 import { handScoring } from './scoring.js';
@@ -19,7 +21,6 @@ import { store } from './store.js';
 
 const POSITIONS = { south: 'bottom', west: 'left', north: 'top', east: 'right' };
 const SUIT_SIGN = { S: '♠', H: '♥', D: '♦', C: '♣' };
-const SUIT_WORD = { S: 'spades', H: 'hearts', D: 'diamonds', C: 'clubs' };
 const YOU = 'south';
 const DEALER = 'south';
 /** The rules of the tutorial: the defaults of a new table (SPEC §3). */
@@ -223,18 +224,23 @@ function initialState() {
   };
 }
 
-/** Why `card` may not be played now, or null when it may (SPEC §1). */
+/** The suit led to the trick under way, or null. */
+const ledSuit = (state) => (state.trick && !state.trick.winner ? suitOf(state.trick.cards[0]) : null);
+
+/**
+ * Why `card` may not be played now, as the server's refusal code
+ * (docs/protocol.md), or null when it may (SPEC §1).
+ */
 export function refusal(state, seat, card) {
-  if (state.phase !== 'playing' || state.turn !== seat) return 'turn';
+  if (state.phase !== 'playing' || state.turn !== seat) return 'not_your_turn';
   const hand = state.hands[seat];
-  if (!hand.includes(card)) return 'not_in_hand';
-  const trick = state.trick && !state.trick.winner ? state.trick : null;
-  if (trick) {
-    const led = suitOf(trick.cards[0]);
-    if (suitOf(card) !== led && hand.some((x) => suitOf(x) === led)) return 'follow';
+  if (!hand.includes(card)) return 'card_not_in_hand';
+  const led = ledSuit(state);
+  if (led) {
+    if (suitOf(card) !== led && hand.some((x) => suitOf(x) === led)) return 'must_follow_suit';
     return null;
   }
-  if (suitOf(card) === 'S' && !state.broken && RULES.spades_lead === 'after_broken' && hand.some((x) => suitOf(x) !== 'S')) return 'spades';
+  if (suitOf(card) === 'S' && !state.broken && RULES.spades_lead === 'after_broken' && hand.some((x) => suitOf(x) !== 'S')) return 'spades_not_broken';
   return null;
 }
 
@@ -321,7 +327,7 @@ const seatLabel = (seat) => (seat === YOU ? 'You' : SEAT_NAME[seat]);
  */
 export function mountTutorial(root, go) {
   const steps = buildSteps();
-  const st = { i: 0, refusal: null, shown: -1, bidChoice: null, gone: false };
+  const st = { i: 0, refusal: null, shown: -1, gone: false };
 
   // Top: the way back, and the teams' contracts and tricks.
   const status = h('p', { class: 'tut-status', id: 'tut-status' });
@@ -360,18 +366,19 @@ export function mountTutorial(root, go) {
   const backBtn = h('button', { type: 'button', class: 'btn btn-plain', id: 'tut-back', onclick: () => goStep(st.i - 1) }, 'Back');
   const nextBtn = h('button', { type: 'button', class: 'btn btn-primary', id: 'tut-next', onclick: () => goStep(st.i + 1) }, 'Next');
   const waitNote = h('span', { class: 'tut-wait muted small' });
-  const controls = h('div', { class: 'tut-controls' }, backBtn, waitNote, nextBtn);
+  // At the end: the name and Play now, in the panel's foot with Back, so
+  // that they are in sight however long the summary above them is.
+  const endBox = h('div', { class: 'tut-end', id: 'tut-end', hidden: true });
+  const controls = h('div', { class: 'tut-controls' }, endBox, backBtn, waitNote, nextBtn);
   // The step's words are a polite live region; a refusal is an alert of its own.
   const live = h('div', { class: 'tut-live', id: 'tut-live', 'aria-live': 'polite' }, h('div', { class: 'tut-head' }, title, counter), body);
   const panel = h('section', { class: 'tut-panel', id: 'tut-panel', 'aria-labelledby': 'tut-title' }, live, refusalEl, controls);
 
-  // The dock: the bid picker and the hand, as at a table.
-  const bidGrid = h('div', { class: 'bid-grid', role: 'radiogroup', 'aria-label': 'Your bid' });
-  const bidConfirm = h('button', { type: 'button', class: 'btn btn-primary bid-confirm', disabled: true, onclick: () => sendBid() }, 'Choose a bid');
-  const bidNote = h('p', { class: 'bid-note muted' });
-  const bidPicker = h('div', { class: 'bid-picker', id: 'bid-picker', hidden: true }, bidGrid, h('div', { class: 'bid-row' }, bidNote, bidConfirm));
-  const handEl = h('div', { class: 'hand', id: 'hand', role: 'group', 'aria-label': 'Your hand' });
-  const dock = h('section', { class: 'dock tut-dock', 'aria-label': 'Your hand and bid' }, bidPicker, handEl);
+  // The dock: the table's own bid picker and hand.
+  const bids = createBidPicker({ onBid: () => sendBid() });
+  const hand = createHand({ onPlay: (card, btn) => playCard(card, btn) });
+  const handEl = hand.el;
+  const dock = h('section', { class: 'dock tut-dock', 'aria-label': 'Your hand and bid' }, bids.el, hand.keys, handEl);
 
   const screen = h('div', { class: 'tut-screen' }, bar, felt, panel, dock);
   replace(root, screen);
@@ -382,7 +389,7 @@ export function mountTutorial(root, go) {
     if (i < 0 || i >= steps.length) return;
     st.i = i;
     st.refusal = null;
-    st.bidChoice = null;
+    bids.choice = null;
     render();
     focusStep();
   }
@@ -391,8 +398,11 @@ export function mountTutorial(root, go) {
   function focusStep() {
     const s = step();
     let el = nextBtn;
-    if (s.you === 'bid') el = bidGrid.querySelector('[tabindex="0"]');
-    else if (s.you === 'play') el = handEl.querySelector(`[data-card="${s.card}"]`);
+    if (s.you === 'bid') {
+      bids.focus();
+      return;
+    }
+    if (s.you === 'play') el = handEl.querySelector(`[data-card="${s.card}"]`);
     else if (s.end) el = panel.querySelector('#tut-play-now');
     // The end's words come first: where they need a scroll, they stay at its top.
     el?.focus({ preventScroll: !!s.end });
@@ -404,11 +414,7 @@ export function mountTutorial(root, go) {
     st.refusal = text + (st.refusal === text ? '\u200b' : '');
     renderRefusal();
     refusalEl.scrollIntoView({ block: 'nearest' });
-    if (btn) {
-      btn.classList.remove('refused');
-      void btn.offsetWidth;
-      btn.classList.add('refused');
-    }
+    if (btn) hand.refused(btn);
   }
 
   function playCard(card, btn) {
@@ -417,14 +423,10 @@ export function mountTutorial(root, go) {
       refuse(s.you === 'bid' ? 'First the bidding: choose your bid.' : s.end ? 'The hand is over.' : 'It is not your turn yet: read the step, then press Next.', btn);
       return;
     }
+    // A card the rules forbid: refused in the table's words.
     const why = refusal(s.state, YOU, card);
-    if (why === 'follow') {
-      const led = SUIT_WORD[suitOf(s.state.trick.cards[0])];
-      refuse(`You must follow suit: ${led} were led and you hold ${led}. Only a player with no ${led} may play another suit.`, btn);
-      return;
-    }
-    if (why === 'spades') {
-      refuse('Spades are not broken yet: no spade may be led until one has been played on another suit (unless you hold only spades).', btn);
+    if (why) {
+      refuse(refusalSentence(why, { led: ledSuit(s.state) }), btn);
       return;
     }
     if (card !== s.card) {
@@ -436,8 +438,8 @@ export function mountTutorial(root, go) {
 
   function sendBid() {
     const s = step();
-    if (s.you !== 'bid' || st.bidChoice == null) return;
-    if (st.bidChoice !== s.bid) {
+    if (s.you !== 'bid' || bids.choice == null) return;
+    if (bids.choice !== s.bid) {
       refuse(s.wrong);
       return;
     }
@@ -535,6 +537,8 @@ export function mountTutorial(root, go) {
       setText(counter, `Step ${st.i + 1} of ${steps.length}`);
       setText(title, s.title);
       replace(body, s.end ? summary() : s.text.map((p) => h('p', {}, p)));
+      replace(endBox, s.end ? finish() : null);
+      endBox.hidden = !s.end;
     }
     backBtn.disabled = st.i === 0;
     nextBtn.hidden = !s.read;
@@ -547,11 +551,27 @@ export function mountTutorial(root, go) {
     setText(refusalEl, st.refusal || '');
   }
 
-  /** The end: the hand's scoring as a table shows it, the lessons of nil and bags, and what next. */
+  /** The end: the hand's scoring as a table shows it, and the lessons of nil and bags. */
   function summary() {
     const result = scoreHand(steps[steps.length - 1].state);
     const [ns, ew] = result.teams;
     const seats = SEATS.map((x) => ({ name: seatLabel(x) }));
+    return [
+      h('p', { class: 'tut-result' }, `North–South bid ${ns.contract} and took ${ns.counted_tricks}: ${signed(ns.contract_points)} for the contract and ${signed(ns.bag_points)} for ${ns.bags} bags, ${signed(ns.hand_points)} in all.`),
+      h('div', { class: 'tut-summary' },
+        h('div', { class: 'tut-scoring' }, handScoring(result, seats, RULES, YOU)),
+        h('div', { class: 'tut-lessons' },
+          h('div', { class: 'tut-lesson', dataset: { lesson: 'nil' } },
+        h('h3', {}, 'Nil'),
+        h('p', {}, `East's nil failed: ${signed(ew.nil_points)}. West made the contract of ${ew.contract} (${signed(ew.contract_points)}), and East's trick was a bag (${signed(ew.bag_points)}): East–West score ${num(ew.hand_points)}.`)),
+      h('div', { class: 'tut-lesson', dataset: { lesson: 'bags' } },
+        h('h3', {}, 'Bags'),
+        h('p', {}, `Your ${ns.bags} overtricks scored only ${signed(ns.bag_points)}, and they stay on your count (${ns.bag_count} of 10). Every 10 bags cost 100 points: with ${10 - ns.bags} bags from earlier hands, these ${ns.bags} would have cost you 100. Bid what you can take.`)))),
+    ];
+  }
+
+  /** What next, after the hand: the name, Play now against bots, the lobby or the tutorial again. */
+  function finish() {
     const nameInput = h('input', {
       id: 'tut-name', type: 'text', maxlength: 24, autocomplete: 'nickname', value: store.name(), placeholder: 'e.g. Ann', 'aria-describedby': 'tut-name-error',
     });
@@ -579,16 +599,6 @@ export function mountTutorial(root, go) {
       }
     });
     return [
-      h('p', { class: 'tut-result' }, `North–South bid ${ns.contract} and took ${ns.counted_tricks}: ${signed(ns.contract_points)} for the contract and ${signed(ns.bag_points)} for ${ns.bags} bags, ${signed(ns.hand_points)} in all.`),
-      h('div', { class: 'tut-summary' },
-        h('div', { class: 'tut-scoring' }, handScoring(result, seats, RULES, YOU)),
-        h('div', { class: 'tut-lessons' },
-          h('div', { class: 'tut-lesson', dataset: { lesson: 'nil' } },
-        h('h3', {}, 'Nil'),
-        h('p', {}, `East's nil failed: ${signed(ew.nil_points)}. West made the contract of ${ew.contract} (${signed(ew.contract_points)}), and East's trick was a bag (${signed(ew.bag_points)}): East–West score ${num(ew.hand_points)}.`)),
-      h('div', { class: 'tut-lesson', dataset: { lesson: 'bags' } },
-        h('h3', {}, 'Bags'),
-        h('p', {}, `Your ${ns.bags} overtricks scored only ${signed(ns.bag_points)}, and they stay on your count (${ns.bag_count} of 10). Every 10 bags cost 100 points: with ${10 - ns.bags} bags from earlier hands, these ${ns.bags} would have cost you 100. Bid what you can take.`)))),
       h('div', { class: 'tut-finish' },
         h('div', { class: 'field tut-name' }, h('label', { for: 'tut-name' }, 'Your name'), nameInput),
         h('div', { class: 'tut-end-actions' },
@@ -600,99 +610,20 @@ export function mountTutorial(root, go) {
   }
 
   function renderBid(s) {
-    const show = s.you === 'bid';
-    bidPicker.hidden = !show;
-    if (!show) return;
-    const items = [];
-    for (let b = 0; b <= 13; b++) items.push(b);
-    const focusStop = st.bidChoice ?? items[0];
-    reconcile(bidGrid, items, (b) => b,
-      (b) => {
-        const btn = h('button', { type: 'button', role: 'radio', class: `btn bid-btn ${b === 0 ? 'bid-nil' : ''}`, dataset: { bid: b } },
-          b === 0
-            ? [h('span', {}, 'Nil'), h('small', {}, '0 tricks · ±100')]
-            : [String(b), h('span', { class: 'sr-only' }, b === 1 ? ' trick' : ' tricks')]);
-        btn.addEventListener('click', () => {
-          st.bidChoice = b;
-          renderBid(step());
-        });
-        btn.addEventListener('keydown', (e) => bidKey(e, b));
-        return btn;
-      },
-      (btn, b) => {
-        btn.setAttribute('aria-checked', String(st.bidChoice === b));
-        btn.tabIndex = b === focusStop ? 0 : -1;
-      });
-    bidConfirm.disabled = st.bidChoice == null;
-    setText(bidConfirm, st.bidChoice == null ? 'Choose a bid' : st.bidChoice === 0 ? 'Bid nil' : `Bid ${st.bidChoice}`);
     const pb = s.state.bids.north;
-    setText(bidNote, pb == null ? '' : `Your partner bid ${pb === 0 ? 'nil' : pb}.`);
-  }
-
-  function bidKey(e, b) {
-    if (e.key === 'Enter') {
-      e.preventDefault();
-      st.bidChoice = b;
-      renderBid(step());
-      sendBid();
-      return;
-    }
-    if (e.key === ' ') {
-      e.preventDefault();
-      st.bidChoice = b;
-      renderBid(step());
-      return;
-    }
-    const delta = { ArrowLeft: -1, ArrowUp: -1, ArrowRight: 1, ArrowDown: 1 }[e.key];
-    let next = null;
-    if (delta) next = Math.min(13, Math.max(0, (st.bidChoice ?? b) + delta));
-    if (e.key === 'Home') next = 0;
-    if (e.key === 'End') next = 13;
-    if (next == null) return;
-    e.preventDefault();
-    st.bidChoice = next;
-    renderBid(step());
-    bidGrid.querySelector(`[data-bid="${next}"]`)?.focus();
-  }
-
-  function handKey(e) {
-    if (!['ArrowLeft', 'ArrowRight', 'Home', 'End'].includes(e.key)) return;
-    const items = [...handEl.querySelectorAll('.card')];
-    const i = items.indexOf(e.currentTarget);
-    if (i < 0) return;
-    let j = i;
-    if (e.key === 'ArrowLeft') j = Math.max(0, i - 1);
-    if (e.key === 'ArrowRight') j = Math.min(items.length - 1, i + 1);
-    if (e.key === 'Home') j = 0;
-    if (e.key === 'End') j = items.length - 1;
-    e.preventDefault();
-    items[j].focus();
+    bids.update({ show: s.you === 'bid', min: 0, max: 13, nil: '±100', note: pb == null ? '' : `Your partner bid ${pb === 0 ? 'nil' : pb}.` });
   }
 
   function renderHand(s, state) {
     const cards = sortHand(state.hands[YOU]);
     const playing = s.you === 'play';
-    const hadFocus = handEl.contains(document.activeElement);
-    handEl.hidden = cards.length === 0;
-    handEl.classList.toggle('my-turn', playing);
-    handEl.style.setProperty('--n', String(Math.max(cards.length, 2)));
-    reconcile(handEl, cards, (x) => x,
-      (card) => {
-        const btn = h('button', { type: 'button', class: `card ${card[1] === 'H' || card[1] === 'D' ? 'red' : 'black'} suit-${card[1]}`, dataset: { card } },
-          cardFace(card), h('span', { class: 'sr-only card-name' }));
-        btn.addEventListener('click', () => playCard(card, btn));
-        btn.addEventListener('keydown', handKey);
-        btn.addEventListener('animationend', () => btn.classList.remove('refused'));
-        return btn;
-      },
-      (btn, card) => {
-        const ok = playing && !refusal(state, YOU, card);
-        const suggested = playing && card === s.card;
-        classes(btn, { legal: ok, illegal: playing && !ok, suggested });
-        btn.toggleAttribute('data-suggested', suggested);
-        setText(btn.querySelector('.card-name'), `${cardName(card)}${suggested ? ', the card to play' : ok ? ', playable' : playing ? ', cannot be played now' : ''}`);
-      });
-    if (hadFocus && !handEl.contains(document.activeElement)) focusStep();
+    hand.update({
+      shown: cards.length > 0,
+      cards,
+      playing,
+      legal: (card) => !refusal(state, YOU, card),
+      suggested: playing ? s.card : null,
+    });
   }
 
   render();

@@ -54,6 +54,13 @@ async function arrowToCard(page, card) {
   assert.equal((await focused(page)).card, card, `the arrow keys reached ${card}`);
 }
 
+/** The cards of the hand in the Tab order (tabindex 0): one, with a roving tab index. */
+const handStops = (page) => page.$$eval('#hand .card', (els) => els.filter((e) => e.tabIndex === 0).map((e) => e.dataset.card));
+
+/** The refusals of the rules, in the words the table uses too (play.test.mjs). */
+const FOLLOW_CLUBS = 'You must follow suit: clubs were led and you hold clubs. Only a player with no clubs may play another suit.';
+const SPADES_NOT_BROKEN = 'Spades are not broken yet: no spade may be led until one has been played on another suit (unless you hold only spades).';
+
 const waitStep = (page, n) => page.waitForFunction((n) => document.getElementById('tut-panel')?.dataset.step === String(n), n, { timeout: 5000 });
 
 /** A card refused with the lesson: the step, the hand and the trick unchanged. */
@@ -186,9 +193,19 @@ export function tutorialTests(suite) {
             // A card of another suit while holding the suit led: refused.
             const wrong = s.hand.find((c) => c[1] !== led);
             assert.ok(led && s.hand.some((c) => c[1] === led) && wrong, 'a suit is led, held, and there is another suit to try');
+            // The table's hand: one Tab stop (the focused card), which the
+            // arrow keys move; Shift+Tab leaves the hand, Tab comes back.
+            assert.equal(await page.getAttribute('#hand', 'role'), 'toolbar');
+            assert.equal(await page.getAttribute('#hand', 'aria-describedby'), 'hand-keys');
+            assert.deepEqual(await handStops(page), [s.want], 'the hand is one Tab stop, on the card to play');
+            await page.keyboard.press('Shift+Tab');
+            assert.equal((await focused(page)).card, null, 'Shift+Tab leaves the hand');
+            await page.keyboard.press('Tab');
+            assert.equal((await focused(page)).card, s.want, 'Tab comes back to the card that had the focus');
             await arrowToCard(page, wrong);
+            assert.deepEqual(await handStops(page), [wrong], 'the Tab stop follows the arrow keys');
             await assertRefused(page, s, wrong, 'You must follow suit');
-            assert.match((await stepInfo(page)).refusal, /clubs were led/);
+            assert.equal((await stepInfo(page)).refusal, FOLLOW_CLUBS);
             refused.follow = true;
             await assertAccessible(assert, page, 'the tutorial after a refusal');
             await shot(page, 'tutorial-follow.png');
@@ -199,6 +216,7 @@ export function tutorialTests(suite) {
             const spade = s.hand.find((c) => c[1] === 'S');
             await arrowToCard(page, spade);
             await assertRefused(page, s, spade, 'Spades are not broken yet');
+            assert.equal((await stepInfo(page)).refusal, SPADES_NOT_BROKEN);
             refused.spades = true;
           }
           if (s.lesson === 'trump') {
@@ -293,12 +311,23 @@ export function tutorialTests(suite) {
       }
       assert.ok(tried, 'a refusal was shown on the phone');
       assert.deepEqual(await layoutProblems(page, { cardsApart: true, wholeText: false }), [], 'the end at 390×844');
+      // The name and Play now are in sight at the end, without a scroll:
+      // inside the viewport and not hidden by anything (a scrolled panel's edge).
+      await page.waitForSelector('#tut-play-now');
+      const hidden = await page.evaluate(() => ['#tut-name', '#tut-play-now'].flatMap((sel) => {
+        const el = document.querySelector(sel);
+        const b = el.getBoundingClientRect();
+        const inView = b.top >= 0 && b.left >= 0 && b.bottom <= window.innerHeight && b.right <= window.innerWidth && b.height > 0;
+        const hit = document.elementFromPoint(b.left + b.width / 2, b.top + b.height / 2);
+        return inView && (hit === el || el.contains(hit)) ? [] : [`${sel} is not in sight: ${JSON.stringify(b)}`];
+      }));
+      assert.deepEqual(hidden, [], 'the name field and Play now are in sight at 390×844');
+      assert.equal(await page.evaluate(() => window.scrollY), 0, 'the page is not scrolled');
       await assertAccessible(assert, page, 'the phone tutorial summary');
       await shot(page, 'tutorial-phone-end.png');
 
       // Play now against bots, straight from the end.
       await page.fill('#tut-name', 'Tess');
-      await page.locator('#tut-play-now').scrollIntoViewIfNeeded();
       await page.tap('#tut-play-now');
       await page.waitForSelector('.table-screen .seat.me', { timeout: 15000 });
       await page.waitForFunction(() => document.querySelectorAll('#hand .card').length === 13, null, { timeout: 20000 });
