@@ -29,7 +29,7 @@ export function refusalSentence(code, { led, turn } = {}) {
     case 'card_not_in_hand':
       return 'That card is not in your hand any more: look at the table again.';
     case 'bidding_not_over':
-      return 'The bidding is not over yet: choose your bid first.';
+      return 'The bidding is not over yet: the cards are played once all four players have bid.';
     case 'bidding_over':
       return 'The bidding is over: play a card.';
     case 'nil_not_allowed':
