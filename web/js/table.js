@@ -1067,7 +1067,8 @@ export function mountTable(root, tableId, intent, { setTitle }) {
     if (v.phase === 'lobby') {
       const owner = store.owner(tableId);
       const full = v.seats.every((s) => s.status !== 'empty');
-      parts.push(h('p', { class: 'center-title' }, full ? 'Every seat is taken.' : 'Waiting for players'));
+      const botSeats = full && botSeatsToTake(v);
+      parts.push(h('p', { class: 'center-title' }, !full ? 'Waiting for players' : botSeats ? 'Bots hold the free seats.' : 'Every seat is taken.'));
       if (owner) {
         parts.push(h('div', { class: 'owner-controls' },
           h('button', { type: 'button', class: 'btn btn-plain', id: 'btn-add-bots', disabled: full, onclick: () => ownerAction('add_bots') }, 'Fill empty seats with bots'),
@@ -1172,9 +1173,14 @@ export function mountTable(root, tableId, intent, { setTitle }) {
   }
 
   /** A watcher's line before the start: what they can do, as the seats are. */
+  /** Before the start, a person may sit in place of a bot (`bot_seats_open`). */
+  function botSeatsToTake(v) {
+    return v.options.bot_seats_open !== false && v.seats.some((x) => x.kind === 'bot');
+  }
+
   function watchingInLobby(v) {
     if (v.seats.some((x) => x.status === 'empty')) return 'Watching: pick an empty seat to play.';
-    if (v.options.bot_seats_open !== false && v.seats.some((x) => x.kind === 'bot')) return 'Watching: press Sit here to play in place of a bot.';
+    if (botSeatsToTake(v)) return 'Watching: press Sit here to play in place of a bot.';
     return 'Watching: every seat is taken.';
   }
 

@@ -323,6 +323,8 @@ export function lobbyTests(suite) {
       const line = await page.textContent('.turn-text');
       assert.doesNotMatch(line, /empty seat/, `the turn line (${line})`);
       assert.match(line, /bot/, `the turn line (${line})`);
+      const title = await page.textContent('.center-title');
+      assert.doesNotMatch(title, /taken/, `the table's centre says the same (${title})`);
 
       // From the lobby, the button sits Pat in place of a bot.
       await page.goto('/');
