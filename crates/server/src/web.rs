@@ -267,7 +267,10 @@ mod tests {
         assert!(again.headers().get(header::CONTENT_ENCODING).is_none());
         assert!(body(again).await.is_empty());
         assert_eq!(file("index.html", &with(&[(header::IF_NONE_MATCH, &zipped)])).status(), StatusCode::OK);
-        assert_eq!(file("index.html", &with(&[gz[0].clone(), (header::IF_NONE_MATCH, &etag)])).status(), StatusCode::OK);
+        assert_eq!(
+            file("index.html", &with(&[gz[0].clone(), (header::IF_NONE_MATCH, &etag)])).status(),
+            StatusCode::OK
+        );
         // Another file's tag does not match.
         let css = files().into_iter().find(|f| f.ends_with(".css")).unwrap();
         assert_eq!(file(css, &with(&[(header::IF_NONE_MATCH, &etag)])).status(), StatusCode::OK);

@@ -163,7 +163,10 @@ async fn the_web_client_is_served_under_a_versioned_prefix() {
         .await
         .unwrap();
     assert_eq!(revalidated.status(), 304);
-    assert!(html.contains(&format!("<link rel=\"modulepreload\" href=\"/v/{version}/js/lobby.js\">")), "{html}");
+    assert!(
+        html.contains(&format!("<link rel=\"modulepreload\" href=\"/v/{version}/js/lobby.js\">")),
+        "{html}"
+    );
     // Another build's prefix gets today's file, not to be kept.
     let old = server.http.get(server.url("/v/000000000000/js/app.js")).send().await.unwrap();
     assert_eq!((old.status().as_u16(), old.headers()["cache-control"].to_str().unwrap()), (200, "no-cache"));
