@@ -13,7 +13,8 @@ import path from 'node:path';
  * answer (`aria-busy` "false", at least `tables` rows) and the stylesheet is
  * applied. `at` is performance.now() (from the start of the navigation);
  * `requests`, `bytes` and `files` are what had arrived by then (the page
- * itself included, bytes as on the wire, headers included).
+ * itself included, bytes as on the wire, headers included); `network`
+ * counts the requests not answered from the browser's cache.
  */
 export function watchLobby(tables = 0) {
   const ready = () => {
@@ -34,6 +35,7 @@ export function watchLobby(tables = 0) {
     window.__lobbyInteractive = {
       at,
       requests: entries.length + 1,
+      network: entries.filter((e) => e.transferSize > 0).length + 1,
       bytes: entries.reduce((n, e) => n + e.transferSize, nav ? nav.transferSize : 0),
       files: entries.map((e) => new URL(e.name).pathname + new URL(e.name).search),
     };
