@@ -22,6 +22,7 @@ import { a11yTests } from './tests/a11y.test.mjs';
 import { alertTests } from './tests/alerts.test.mjs';
 import { assetTests } from './tests/assets.test.mjs';
 import { fairTests } from './tests/fair.test.mjs';
+import { firstLoadTests } from './tests/firstload.test.mjs';
 import { friendTests } from './tests/friends.test.mjs';
 import { chatTests } from './tests/chat.test.mjs';
 import { defenceTests } from './tests/defences.test.mjs';
@@ -68,6 +69,7 @@ describe('Spades web client in Chromium', { timeout: 600_000 }, () => {
   });
 
   assetTests(suite);
+  firstLoadTests(suite);
   lobbyTests(suite);
   playTests(suite);
   presenceTests(suite);

@@ -7,10 +7,23 @@
 import { showDialog } from './dialogs.js';
 import { h, replace } from './dom.js';
 import { SEATS } from './rules.js';
-import { canVerify, randomSeed, seedCommitment, verifyRecord } from './verify.js';
 
 const KEY = 'spades.v1.fair.';
 const inFlight = new Set();
+
+// The verifier (verify.js, with its SHA-256) is fetched when first needed:
+// a seat to commit a seed for, or a match to check.
+let verifier = null;
+let verifierLoad = null;
+/** Per table, the latest view that waits for the verifier, and its connection. */
+const waiting = new Map();
+function loadVerifier() {
+  verifierLoad ??= import('./verify.js').then((m) => {
+    verifier = m;
+    return m;
+  });
+  return verifierLoad;
+}
 
 function remembered(table) {
   try {
@@ -41,6 +54,19 @@ function remember(table, value) {
 export function contributeSeed(table, view, conn) {
   const fair = view?.fair;
   if (!fair || fair.fixed || view.phase !== 'lobby' || !view.you || inFlight.has(table)) return;
+  if (!verifier) {
+    // Once it is in, the latest view of the table again.
+    if (!waiting.has(table)) {
+      loadVerifier().then(() => {
+        const [v, c] = waiting.get(table);
+        waiting.delete(table);
+        contributeSeed(table, v, c);
+      }, () => waiting.delete(table));
+    }
+    waiting.set(table, [view, conn]);
+    return;
+  }
+  const { randomSeed, seedCommitment } = verifier;
   const i = SEATS.indexOf(view.you);
   const mine = remembered(table);
   const committed = mine && mine.commitment === fair.commitment && mine.seat === view.you
@@ -70,6 +96,13 @@ export async function showVerification(table) {
 }
 
 async function verificationReport(table) {
+  let canVerify;
+  let verifyRecord;
+  try {
+    ({ canVerify, verifyRecord } = await loadVerifier());
+  } catch (err) {
+    return h('p', { class: 'field-error' }, `Could not load the verifier: ${err.message}`);
+  }
   if (!canVerify()) {
     return h('p', { class: 'field-error' },
       'This browser offers its cryptography only on https or localhost pages: check the match with spades-verify instead.');

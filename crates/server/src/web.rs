@@ -4,7 +4,9 @@
 //! Each file is served with a strong `ETag` (a hash of its bytes), answered
 //! `304 Not Modified` when the browser already has it, and gzip-compressed
 //! (once, at the first request) when the browser accepts gzip and
-//! compressing saves space.
+//! compressing saves space. The gzip form is another representation of the
+//! file, so it has its own tag (the plain tag with `-gzip` before the
+//! closing quote), and both answers say `Vary: accept-encoding`.
 //!
 //! The page (`index.html`, `no-cache`) names its files under a versioned
 //! prefix, `/v/<version>/…`, where the version is a hash of every embedded
@@ -40,8 +42,8 @@ struct Asset {
     mime: HeaderValue,
     /// Strong validator of the uncompressed bytes, quoted.
     etag: String,
-    /// The gzip form, when it is smaller.
-    gzip: Option<Vec<u8>>,
+    /// The gzip form, when it is smaller, and its own strong validator.
+    gzip: Option<(Vec<u8>, String)>,
 }
 
 fn assets() -> &'static HashMap<&'static str, Asset> {
@@ -59,7 +61,7 @@ fn assets() -> &'static HashMap<&'static str, Asset> {
                 };
                 let mime = mime_guess::from_path(path).first_or_octet_stream();
                 let etag = etag_of(&bytes);
-                let gzip = gzip(&bytes).filter(|z| z.len() + 64 < bytes.len());
+                let gzip = gzip(&bytes).filter(|z| z.len() + 64 < bytes.len()).map(|z| (z, gzip_etag(&etag)));
                 Some((path, Asset { bytes, mime: HeaderValue::from_str(mime.as_ref()).ok()?, etag, gzip }))
             })
             .collect()
@@ -91,6 +93,12 @@ fn versioned_page(raw: &[u8], paths: &[&str]) -> String {
         page = page.replace(&format!("\"/{path}\""), &format!("\"{VERSIONED}{}/{path}\"", version()));
     }
     page
+}
+
+/// The validator of a file's gzip form: its plain tag with `-gzip` inside
+/// the quotes (another representation, another strong tag).
+fn gzip_etag(etag: &str) -> String {
+    format!("{}-gzip\"", etag.trim_end_matches('"'))
 }
 
 fn gzip(bytes: &[u8]) -> Option<Vec<u8>> {
@@ -136,19 +144,21 @@ fn file(path: &str, request: &HeaderMap) -> Response {
     let Some(asset) = assets().get(path) else {
         return (StatusCode::NOT_FOUND, "not found").into_response();
     };
+    // The representation chosen: its tag is the one the request may hold.
     let gzip = asset.gzip.as_ref().filter(|_| accepts_gzip(request));
-    let mut resp = if not_modified(request, &asset.etag) {
+    let etag = gzip.map_or(&asset.etag, |(_, tag)| tag);
+    let mut resp = if not_modified(request, etag) {
         StatusCode::NOT_MODIFIED.into_response()
     } else {
         match gzip {
-            Some(z) => Response::new(Body::from(z.clone())),
+            Some((z, _)) => Response::new(Body::from(z.clone())),
             None => Response::new(Body::from(asset.bytes.clone())),
         }
     };
     let ok = resp.status() == StatusCode::OK;
     let headers = resp.headers_mut();
     headers.insert(header::CONTENT_TYPE, asset.mime.clone());
-    if let Ok(v) = HeaderValue::from_str(&asset.etag) {
+    if let Ok(v) = HeaderValue::from_str(etag) {
         headers.insert(header::ETAG, v);
     }
     if gzip.is_some() && ok {
@@ -220,9 +230,13 @@ mod tests {
         let plain = file(js, &HeaderMap::new());
         assert!(plain.headers().get(header::CONTENT_ENCODING).is_none());
         assert_eq!(body(plain).await, raw);
+        let plain_tag = file(js, &HeaderMap::new()).headers()[header::ETAG].to_str().unwrap().to_owned();
         let zipped = file(js, &with(&[(header::ACCEPT_ENCODING, "gzip, deflate, br")]));
         assert_eq!(zipped.headers()[header::CONTENT_ENCODING], "gzip");
         assert_eq!(zipped.headers()[header::VARY], "accept-encoding");
+        // Another representation, another strong tag.
+        let zipped_tag = zipped.headers()[header::ETAG].to_str().unwrap().to_owned();
+        assert_eq!(zipped_tag, format!("{}-gzip\"", plain_tag.trim_end_matches('"')));
         let z = body(zipped).await;
         assert!(z.len() < raw.len(), "{} >= {}", z.len(), raw.len());
         let mut unzipped = Vec::new();
@@ -242,6 +256,21 @@ mod tests {
         assert_eq!(again.status(), StatusCode::NOT_MODIFIED);
         assert_eq!(again.headers()[header::ETAG], etag.as_str());
         assert!(body(again).await.is_empty());
+        // The gzip form's tag revalidates the gzip form, not the plain one.
+        let gz = [(header::ACCEPT_ENCODING, "gzip")];
+        let zipped = file("index.html", &with(&gz)).headers()[header::ETAG].to_str().unwrap().to_owned();
+        assert_ne!(zipped, etag);
+        let again = file("index.html", &with(&[gz[0].clone(), (header::IF_NONE_MATCH, &zipped)]));
+        assert_eq!(again.status(), StatusCode::NOT_MODIFIED);
+        assert_eq!(again.headers()[header::ETAG], zipped.as_str());
+        assert_eq!(again.headers()[header::VARY], "accept-encoding");
+        assert!(again.headers().get(header::CONTENT_ENCODING).is_none());
+        assert!(body(again).await.is_empty());
+        assert_eq!(file("index.html", &with(&[(header::IF_NONE_MATCH, &zipped)])).status(), StatusCode::OK);
+        assert_eq!(
+            file("index.html", &with(&[gz[0].clone(), (header::IF_NONE_MATCH, &etag)])).status(),
+            StatusCode::OK
+        );
         // Another file's tag does not match.
         let css = files().into_iter().find(|f| f.ends_with(".css")).unwrap();
         assert_eq!(file(css, &with(&[(header::IF_NONE_MATCH, &etag)])).status(), StatusCode::OK);

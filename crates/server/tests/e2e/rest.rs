@@ -112,8 +112,8 @@ async fn the_table_list_is_revalidated_and_compressed() {
     server.stop().await;
 }
 
-/// The page names its files under a versioned prefix, kept for a year; the
-/// page itself is revalidated.
+/// The page names its files under a versioned prefix, kept for a year and
+/// gzipped for browsers that take it; the page itself is revalidated.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_web_client_is_served_under_a_versioned_prefix() {
     let server = spawn_server(test_config()).await;
@@ -134,6 +134,38 @@ async fn the_web_client_is_served_under_a_versioned_prefix() {
     assert_eq!(
         js.text().await.unwrap(),
         server.http.get(server.url("/js/app.js")).send().await.unwrap().text().await.unwrap()
+    );
+    // Compressed for a browser that takes gzip, with the gzip form's own tag,
+    // and still kept for good; the page preloads the lobby's modules under
+    // the same prefix.
+    let zipped = server
+        .http
+        .get(server.url(&format!("/v/{version}/js/lobby.js")))
+        .header("accept-encoding", "gzip, deflate, br")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(zipped.headers()["content-encoding"], "gzip");
+    assert_eq!(zipped.headers()["vary"], "accept-encoding");
+    assert_eq!(zipped.headers()["cache-control"], "public, max-age=31536000, immutable");
+    let plain_tag = lobby.headers()["etag"].to_str().unwrap().to_owned();
+    let zipped_tag = zipped.headers()["etag"].to_str().unwrap().to_owned();
+    assert_eq!(zipped_tag, format!("{}-gzip\"", plain_tag.trim_end_matches('"')));
+    let z = zipped.bytes().await.unwrap();
+    let raw = lobby.bytes().await.unwrap();
+    assert!(z.len() * 2 < raw.len(), "{} gzipped of {}", z.len(), raw.len());
+    let revalidated = server
+        .http
+        .get(server.url(&format!("/v/{version}/js/lobby.js")))
+        .header("accept-encoding", "gzip")
+        .header("if-none-match", &zipped_tag)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(revalidated.status(), 304);
+    assert!(
+        html.contains(&format!("<link rel=\"modulepreload\" href=\"/v/{version}/js/lobby.js\">")),
+        "{html}"
     );
     // Another build's prefix gets today's file, not to be kept.
     let old = server.http.get(server.url("/v/000000000000/js/app.js")).send().await.unwrap();
