@@ -53,6 +53,7 @@ fn view_of(m: Option<&Match>, you: Seat, server_time: u64) -> TableView {
         autopilot_after: 3,
         fair: None,
         rematch: None,
+        played_for_you: Vec::new(),
     }
 }
 
