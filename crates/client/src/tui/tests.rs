@@ -352,7 +352,7 @@ fn back_from_a_lost_connection_the_moves_the_table_made_are_told() {
         Input::Session(Event::Disconnected {
             reason: "gone".into(),
             attempt: 1,
-            retry_in: std::time::Duration::from_secs(1),
+            retry_in: Duration::from_secs(1),
         }),
     );
     app.update(9_000, Input::Session(Event::Reconnected { attempts: 2 }));
