@@ -152,6 +152,11 @@ export function applyChange(view, change) {
     if (c.rematch == null) delete v.rematch;
     else v.rematch = c.rematch;
   }
+  if ('played_for_you' in c) {
+    // A seat's own: the whole list; the server leaves out an empty one.
+    if (c.played_for_you == null || c.played_for_you.length === 0) delete v.played_for_you;
+    else v.played_for_you = c.played_for_you;
+  }
   return v;
 }
 

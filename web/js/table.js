@@ -48,6 +48,29 @@ function withWinner(trick) {
   return { ...trick, winner: trick.winner || w };
 }
 
+/** A list in words: "a", "a and b", "a, b and c". */
+function listInWords(items) {
+  return items.length < 2 ? items.join('') : `${items.slice(0, -1).join(', ')} and ${items.at(-1)}`;
+}
+
+/**
+ * Moves the table made, in order, in words: "played 8 of diamonds and bid 3",
+ * "bid 2 and played 8 of diamonds, 2 of clubs and king of hearts"; a run of
+ * bids or of cards says its verb once.
+ */
+function movesInWords(moves) {
+  const runs = [];
+  for (const m of moves) {
+    const bid = m.action.bid != null;
+    const what = bid ? (m.action.bid === 0 ? 'nil' : String(m.action.bid)) : cardName(m.action.play);
+    const last = runs.at(-1);
+    if (last && last.bid === bid) last.items.push(what);
+    else runs.push({ bid, items: [what] });
+  }
+  const said = runs.map((r, i) => `${r.bid ? 'bid' : 'played'} ${i === runs.length - 1 ? listInWords(r.items) : r.items.join(', ')}`);
+  return listInWords(said);
+}
+
 /**
  * Mounts the table `tableId` in `root`. `intent` is `{join: {name, seat}}`
  * (take a seat; with `quick: true` the owner also fills the other seats with
@@ -67,6 +90,7 @@ export function mountTable(root, tableId, intent, { setTitle }) {
     refusalTimer: null,
     turnKey: null,
     lastActionKey: null,
+    returning: null,
     firstView: true,
     net: { status: 'connecting' },
     notice: null,
@@ -185,6 +209,9 @@ export function mountTable(root, tableId, intent, { setTitle }) {
       return { type: 'watch', table: tableId };
     },
     onAttached(reply) {
+      // Back at the seat: the first view says what the table played for the
+      // player since the last frame this page applied.
+      if (reply.type === 'resumed') st.returning = st.seq;
       if (reply.type === 'joined') {
         store.setSeat(tableId, reply.token, reply.seat);
         const quick = st.joinIntent?.quick;
@@ -328,7 +355,8 @@ export function mountTable(root, tableId, intent, { setTitle }) {
     // A refusal stays until the player acts again (it would otherwise
     // flash by when a bot plays right after it); news stays its time.
 
-    announceChanges(prev, view, said);
+    const told = announceAway(view, said);
+    announceChanges(prev, view, said, told);
     maybeShowScoring(view, said);
     if (said.length) announce(said.filter(Boolean).join(' '));
     st.firstView = false;
@@ -385,7 +413,7 @@ export function mountTable(root, tableId, intent, { setTitle }) {
     return trick.winner ? `${seatName(trick.winner)} wins the trick.` : '';
   }
 
-  function announceChanges(prev, view, parts) {
+  function announceChanges(prev, view, parts, told) {
     const g = view.game;
     const la = view.last_action;
     const laKey = la ? `${g?.hand_number}:${g?.tricks.length}:${g?.trick.cards.length}:${JSON.stringify(la)}` : null;
@@ -396,7 +424,7 @@ export function mountTable(root, tableId, intent, { setTitle }) {
       else if (la.action.play) parts.unshift(`${who} plays ${cardName(la.action.play)}.`);
     }
     // The player's own clock ran out: say what the table played for them.
-    if (la && laKey !== st.lastActionKey && la.seat === view.you && la.source === 'timeout' && !st.firstView) {
+    if (la && laKey !== st.lastActionKey && la.seat === view.you && la.source === 'timeout' && !st.firstView && !told) {
       const me = view.seats[seatIndex(view.you)];
       const what = la.action.bid != null
         ? (la.action.bid === 0 ? 'bid nil' : `bid ${la.action.bid}`)
@@ -422,6 +450,24 @@ export function mountTable(root, tableId, intent, { setTitle }) {
         showNotice(text);
       }
     }
+  }
+
+  /**
+   * The first view after the page attached to its seat again (a reconnect,
+   * a reload): one notice of every move the table made for the player that
+   * this page had not seen (`played_for_you` entries shown in a later frame
+   * than the last it applied). True when it said something.
+   */
+  function announceAway(view, parts) {
+    if (st.returning == null) return false;
+    const seen = st.returning;
+    st.returning = null;
+    const moves = (view.played_for_you || []).filter((m) => m.seq > seen);
+    if (!moves.length) return false;
+    const text = `While you were away the table ${movesInWords(moves)} for you.`;
+    parts.push(text);
+    showNotice(text);
+    return true;
   }
 
   // ---- scoring and the end of the match ----------------------------------

@@ -214,6 +214,7 @@ mod tests {
             autopilot_after: 3,
             fair: None,
             rematch: None,
+            played_for_you: Vec::new(),
         };
         serde_json::to_string(&ServerMessage::View { seq: 7, view: Box::new(view) }).unwrap()
     }

@@ -6,7 +6,7 @@ use serde::{Deserialize, Deserializer, Serialize};
 use spades_engine::{Action, CardSet, HandResult, Legal, MatchResult, Phase, Seat, Team, Trick};
 use utoipa::ToSchema;
 
-use crate::{Clock, ClockKind, Fairness, LastAction, Rematch, SeatInfo, TablePhase, TableView};
+use crate::{Clock, ClockKind, Fairness, LastAction, PlayedForYou, Rematch, SeatInfo, TablePhase, TableView};
 
 /// What changed since the frame before (`seq - 1`). Every field but
 /// `server_time` is absent when it did not change. Only the fields that can
@@ -68,6 +68,11 @@ pub struct Change {
     #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "present")]
     #[schema(value_type = Option<Rematch>)]
     pub rematch: Option<Option<Rematch>>,
+    /// For a seat only: the moves the table made for it, the whole list
+    /// (`[]`: none any more, the view then has no `played_for_you`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
+    pub played_for_you: Option<Vec<PlayedForYou>>,
 }
 
 /// A turn clock in a change frame: like [`Clock`], with `kind` and
@@ -262,6 +267,9 @@ impl TableView {
         }
         if let Some(rematch) = change.rematch {
             self.rematch = rematch;
+        }
+        if let Some(played) = &change.played_for_you {
+            self.played_for_you.clone_from(played);
         }
         Ok(())
     }

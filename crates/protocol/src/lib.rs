@@ -228,6 +228,24 @@ pub struct LastAction {
     pub source: ActionSource,
 }
 
+/// A move the table made for a seat (its clock ran out, the autopilot, or
+/// the bot while its player was away), kept for that seat's own view until
+/// its player makes a move of their own or the next hand is dealt
+/// (`docs/protocol.md`, "Played for you").
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+pub struct PlayedForYou {
+    /// The hand it was made in (1-based).
+    pub hand_number: u16,
+    /// The bid or card (`{"bid": 3}` or `{"play": "8D"}`).
+    pub action: Action,
+    /// Who chose it: `timeout`, `autopilot` or `bot` (never `player`).
+    pub source: ActionSource,
+    /// The `seq` of the frame that showed it: a client that had applied
+    /// that frame saw it happen (0: not known, for moves stored before
+    /// moves carried their `seq`).
+    pub seq: u64,
+}
+
 /// What one connection sees of a table, complete: the snapshot sent in a
 /// `view` frame when the connection attaches, after `sync`, and whenever
 /// the server prefers it to a change frame. Change frames
@@ -272,6 +290,13 @@ pub struct TableView {
     /// Once the match is over: who is ready for a rematch.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rematch: Option<Rematch>,
+    /// A seat's own view only: the moves the table made for this seat in
+    /// the hand being played since its player's last own move, oldest
+    /// first; absent when there are none. A client that comes back after a
+    /// lost connection tells its player those it had not seen (`seq` above
+    /// the last frame it applied).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub played_for_you: Vec<PlayedForYou>,
 }
 
 /// What anybody may know of a match's fair deals (`docs/fairness.md`): the

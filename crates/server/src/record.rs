@@ -3,8 +3,8 @@
 
 use spades_engine::{Action, BySeat, Match, ReplayError, Seat};
 use spades_protocol::{
-    ActionSource, Fairness, HandInProgress, HandRecord, MatchRecord, MatchSummary, PlayRecord, RecordSeat,
-    SeatKind, SeatPlayer,
+    ActionSource, Fairness, HandInProgress, HandRecord, MatchRecord, MatchSummary, PlayRecord, PlayedForYou,
+    RecordSeat, SeatKind, SeatPlayer,
 };
 
 use crate::storage::{ActionRecord, StorageError, StoredTable};
@@ -29,6 +29,48 @@ pub struct RestoredSeat {
     pub grace_expired: bool,
     /// Who played the seat, once it changed hands during the match.
     pub players: Vec<SeatPlayer>,
+    /// The moves the table made for its person since their last own move.
+    pub played_for_you: Vec<PlayedForYou>,
+}
+
+/// Moves in every hand: four bids and fifty-two cards.
+const MOVES_PER_HAND: usize = 56;
+
+/// The moves the table made for `seat` (a timeout, the autopilot, the bot)
+/// in hand `hand` since its person's last own move, from the stored log,
+/// oldest first.
+pub fn played_for_you(actions: &[ActionRecord], seat: Seat, hand: u16) -> Vec<PlayedForYou> {
+    let since: Vec<PlayedForYou> = actions
+        .iter()
+        .rev()
+        .filter(|a| a.seat == seat)
+        .take_while(|a| a.source != ActionSource::Player)
+        .map(|a| PlayedForYou {
+            hand_number: u16::try_from(a.index / MOVES_PER_HAND + 1).unwrap_or(u16::MAX),
+            action: a.action,
+            source: a.source,
+            seq: a.seq,
+        })
+        .take_while(|p| p.hand_number == hand)
+        .collect();
+    since.into_iter().rev().collect()
+}
+
+/// What each seat's person finds the table made for them in the hand being
+/// played (`game`, the replayed match), from a stored table: nothing for a
+/// bot, for one who left, or for a person invited to the seat during this
+/// hand (the log does not say which of its moves came after they took it).
+pub fn played_for_seats(stored: &StoredTable, game: Option<&Match>) -> BySeat<Vec<PlayedForYou>> {
+    let Some(hand) = game.map(Match::hand_number) else { return BySeat(Default::default()) };
+    BySeat(Seat::ALL.map(|seat| match &stored.seats[seat] {
+        Some(s) if s.kind == SeatKind::Human && !s.left => {
+            if s.players.len() > 1 && s.players.last().is_some_and(|p| p.from_hand >= hand) {
+                return Vec::new();
+            }
+            played_for_you(&stored.actions, seat, hand)
+        }
+        _ => Vec::new(),
+    }))
 }
 
 /// A table restored from storage: its seats and the match rebuilt by
@@ -119,6 +161,8 @@ fn corrupt(stored: &StoredTable, reason: String) -> StorageError {
 pub fn restore(stored: &StoredTable) -> Result<(Restored, TokenHash), StorageError> {
     let owner = TokenHash::from_hex(&stored.table.owner_hash)
         .ok_or_else(|| corrupt(stored, "unreadable owner token hash".into()))?;
+    let game = replay(stored)?;
+    let mut played = played_for_seats(stored, game.as_ref());
     let mut seats: BySeat<Option<RestoredSeat>> = BySeat([None, None, None, None]);
     for seat in Seat::ALL {
         let Some(s) = &stored.seats[seat] else { continue };
@@ -140,9 +184,9 @@ pub fn restore(stored: &StoredTable) -> Result<(Restored, TokenHash), StorageErr
             timeouts: s.timeouts,
             grace_expired: s.grace_expired,
             players: s.players.clone(),
+            played_for_you: std::mem::take(&mut played[seat]),
         });
     }
-    let game = replay(stored)?;
     if game.is_some() && seats.0.iter().any(Option::is_none) {
         return Err(corrupt(stored, "a started match with an empty seat".into()));
     }
@@ -243,5 +287,52 @@ pub fn summary(stored: &StoredTable) -> MatchSummary {
         scores: game.as_ref().map_or([0, 0], |m| m.scores().0),
         result: game.as_ref().and_then(|m| m.result().copied()),
         abandoned: stored.abandoned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn act(index: usize, seat: Seat, action: &str, source: ActionSource) -> ActionRecord {
+        let action = match action.parse::<u8>() {
+            Ok(bid) => Action::Bid(bid),
+            Err(_) => Action::Play(action.parse().unwrap()),
+        };
+        ActionRecord { index, seat, action, source, at_ms: 0, seq: 100 + index as u64 }
+    }
+
+    #[test]
+    fn a_restart_finds_what_the_table_played_for_a_seat_since_its_own_move() {
+        use ActionSource::{Autopilot, Bot, Player, Timeout};
+        let log = [
+            act(0, Seat::North, "3", Timeout),
+            act(1, Seat::East, "2", Player),
+            act(2, Seat::North, "4C", Player),
+            act(3, Seat::East, "5C", Timeout),
+            act(4, Seat::North, "9D", Timeout),
+            act(5, Seat::East, "6C", Bot),
+            act(6, Seat::North, "KH", Autopilot),
+        ];
+        let for_north = played_for_you(&log, Seat::North, 1);
+        let seen: Vec<(Action, ActionSource, u64)> =
+            for_north.iter().map(|p| (p.action, p.source, p.seq)).collect();
+        assert_eq!(
+            seen,
+            [
+                (Action::Play("9D".parse().unwrap()), Timeout, 104),
+                (Action::Play("KH".parse().unwrap()), Autopilot, 106)
+            ]
+        );
+        assert!(for_north.iter().all(|p| p.hand_number == 1));
+        assert_eq!(played_for_you(&log, Seat::East, 1).len(), 2, "its timeout and its bot's card");
+        assert!(played_for_you(&log, Seat::South, 1).is_empty());
+        // Only the hand being played counts: the moves of hand 1 are over
+        // once hand 2 is dealt.
+        assert!(played_for_you(&log, Seat::North, 2).is_empty());
+        let later = [act(0, Seat::West, "2", Timeout), act(MOVES_PER_HAND, Seat::West, "3", Timeout)];
+        let for_west = played_for_you(&later, Seat::West, 2);
+        assert_eq!(for_west.len(), 1);
+        assert_eq!((for_west[0].hand_number, for_west[0].action), (2, Action::Bid(3)));
     }
 }

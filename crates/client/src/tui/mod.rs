@@ -173,6 +173,11 @@ pub struct TableScreen {
     /// A move was sent and its answer (a view or a refusal) has not come
     /// yet: another is not sent meanwhile.
     pub awaiting: bool,
+    /// The `seq` of the latest view.
+    pub seq: u64,
+    /// Reconnected: the `seq` of the last view before; the next view says
+    /// what the table played for the player since.
+    pub returning: Option<u64>,
 }
 
 /// Which screen is up.
@@ -327,6 +332,8 @@ impl App {
                         link: Link::Up,
                         confirm_leave: false,
                         awaiting: false,
+                        seq: 0,
+                        returning: None,
                     }));
                     match a.seat {
                         Some(seat) if owner => self.info(format!(
@@ -572,11 +579,13 @@ impl App {
         let now = self.now_ms;
         let Screen::Table(t) = &mut self.screen else { return };
         match event {
-            Event::View { view, .. } => {
+            Event::View { seq, view } => {
                 t.awaiting = false;
                 let was_my_turn = my_turn(t);
                 let hand_before = t.view.as_ref().and_then(|v| v.game.as_ref()).map(|g| g.hand_number);
-                let news = timeout_news(t.view.as_deref(), &view);
+                let away = t.returning.take().and_then(|seen| away_news(&view, seen));
+                let news = away.or_else(|| timeout_news(t.view.as_deref(), &view));
+                t.seq = seq;
                 t.view = Some(view);
                 t.view_at_ms = now;
                 let n = hand_cards(t).len();
@@ -618,6 +627,7 @@ impl App {
             Event::Reconnected { .. } => {
                 t.link = Link::Up;
                 t.awaiting = false;
+                t.returning = Some(t.seq);
                 let what = if t.seat.is_some() { "reconnected: your seat is back" } else { "reconnected" };
                 self.info(what);
             }
@@ -684,6 +694,25 @@ pub fn clock_left_ms(t: &TableScreen, now_ms: u64) -> Option<u64> {
 pub fn mmss(ms: u64) -> String {
     let s = ms.div_ceil(1000);
     format!("{}:{:02}", s / 60, s % 60)
+}
+
+/// The first view after a reconnection: the moves the table made for the
+/// player in frames after `seen`, the last one this client had ("while you
+/// were away the table bid 2, played 8D and played KH for you").
+pub fn away_news(view: &TableView, seen: u64) -> Option<String> {
+    let moves: Vec<String> = view
+        .played_for_you
+        .iter()
+        .filter(|p| p.seq > seen)
+        .map(|p| match p.action {
+            spades_engine::Action::Bid(0) => "bid nil".to_owned(),
+            spades_engine::Action::Bid(n) => format!("bid {n}"),
+            spades_engine::Action::Play(card) => format!("played {card}"),
+        })
+        .collect();
+    let (last, rest) = moves.split_last()?;
+    let said = if rest.is_empty() { last.clone() } else { format!("{} and {last}", rest.join(", ")) };
+    Some(format!("while you were away the table {said} for you"))
 }
 
 /// What a new view says about this client's own clock running out: the

@@ -53,6 +53,7 @@ fn view_of(m: Option<&Match>, you: Seat, server_time: u64) -> TableView {
         autopilot_after: 3,
         fair: None,
         rematch: None,
+        played_for_you: Vec::new(),
     }
 }
 
@@ -336,6 +337,41 @@ fn a_timeout_and_the_autopilot_are_told() {
         timeout_news(Some(&after), &auto).as_deref(),
         Some("autopilot is on after 3 timeouts in a row: /takeover to play again")
     );
+}
+
+#[test]
+fn back_from_a_lost_connection_the_moves_the_table_made_are_told() {
+    use spades_protocol::{ActionSource, PlayedForYou};
+    let m = Match::new(Rules::default(), 9);
+    let you = m.turn().unwrap();
+    let mut app = seated(you, false);
+    let before = view_of(Some(&m), you, 1_000);
+    app.update(1_000, Input::Session(Event::View { seq: 10, view: Box::new(before.clone()) }));
+    app.update(
+        2_000,
+        Input::Session(Event::Disconnected {
+            reason: "gone".into(),
+            attempt: 1,
+            retry_in: Duration::from_secs(1),
+        }),
+    );
+    app.update(9_000, Input::Session(Event::Reconnected { attempts: 2 }));
+    let mut back = before.clone();
+    let made = |seq, action| PlayedForYou { hand_number: 1, action, source: ActionSource::Timeout, seq };
+    // The first move was seen before the connection went; the others not.
+    back.played_for_you = vec![
+        made(10, Action::Bid(4)),
+        made(12, Action::Bid(2)),
+        made(15, Action::Play("8D".parse().unwrap())),
+    ];
+    app.update(9_100, Input::Session(Event::View { seq: 16, view: Box::new(back.clone()) }));
+    assert!(
+        text(&app).contains("while you were away the table bid 2 and played 8D for you"),
+        "{}",
+        text(&app)
+    );
+    // Said once: the views that follow are not news.
+    assert_eq!(away_news(&back, 16), None);
 }
 
 #[test]

@@ -89,6 +89,7 @@ fn restored_seats(seats: &BySeat<Option<SeatRecord>>) -> Result<BySeat<Option<Re
             timeouts: s.timeouts,
             grace_expired: s.grace_expired,
             players: Vec::new(),
+            played_for_you: Vec::new(),
         });
     }
     Ok(out)

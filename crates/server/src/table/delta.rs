@@ -12,7 +12,7 @@
 use serde::Serialize;
 use spades_engine::{Action, CardSet, Legal, Match, Seat, Trick};
 use spades_protocol::{
-    Change, Clock, ClockChange, Deal, Fairness, LastAction, Rematch, SeatInfo, TablePhase,
+    Change, Clock, ClockChange, Deal, Fairness, LastAction, PlayedForYou, Rematch, SeatInfo, TablePhase,
 };
 
 /// What the last frame showed.
@@ -25,6 +25,8 @@ pub(super) struct Sent {
     pub(super) rematch: Option<Rematch>,
     pub(super) last_action: Option<LastAction>,
     pub(super) game: Option<Progress>,
+    /// Per seat: the moves the table made for it (its own view's).
+    pub(super) played_for_you: [Vec<PlayedForYou>; 4],
 }
 
 /// How far the match has gone.
@@ -67,6 +69,8 @@ pub(super) struct Delta {
     pub(super) legal: [Option<Legal>; 4],
     /// A new hand was dealt: each seat gets its cards.
     pub(super) deal: bool,
+    /// Per seat: the moves the table made for it, where they changed.
+    pub(super) played_for_you: [Option<Vec<PlayedForYou>>; 4],
 }
 
 /// The part of a seat's change frame that only that seat receives.
@@ -76,6 +80,8 @@ pub(super) struct SeatPart {
     pub(super) hand: Option<CardSet>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(super) legal: Option<Legal>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(super) played_for_you: Option<Vec<PlayedForYou>>,
 }
 
 impl Delta {
@@ -83,7 +89,12 @@ impl Delta {
     pub(super) fn seat_part(&self, seat: Seat, m: Option<&Match>) -> Option<SeatPart> {
         let legal = self.legal[usize::from(seat.index())];
         let hand = if self.deal { m.map(|m| m.hand().cards(seat)) } else { None };
-        (legal.is_some() || hand.is_some()).then_some(SeatPart { hand, legal })
+        let played_for_you = self.played_for_you[usize::from(seat.index())].clone();
+        (legal.is_some() || hand.is_some() || played_for_you.is_some()).then_some(SeatPart {
+            hand,
+            legal,
+            played_for_you,
+        })
     }
 }
 
@@ -174,6 +185,9 @@ impl Sent {
         if now.rematch != self.rematch {
             change.rematch = Some(now.rematch);
         }
-        Some(Delta { change, legal, deal })
+        let played_for_you = std::array::from_fn(|i| {
+            (now.played_for_you[i] != self.played_for_you[i]).then(|| now.played_for_you[i].clone())
+        });
+        Some(Delta { change, legal, deal, played_for_you })
     }
 }

@@ -9,8 +9,8 @@
 
 use spades_engine::{Match, Phase, Seat};
 use spades_protocol::{
-    Clock, ErrorCode, SeatInfo, SeatStatus, ServerMessage, TableOptions, TablePhase, TableStatus,
-    TableSummary, TableView,
+    Clock, ErrorCode, PlayedForYou, SeatInfo, SeatStatus, ServerMessage, TableOptions, TablePhase,
+    TableStatus, TableSummary, TableView,
 };
 use tokio::sync::mpsc::error::TrySendError;
 use tokio::time::Instant;
@@ -177,6 +177,7 @@ impl Table {
             grace_ms: Some(u64::try_from(self.settings.grace.as_millis()).unwrap_or(u64::MAX)),
             fair: self.fairness(),
             rematch: self.rematch_view(),
+            played_for_you: viewer.map(|s| self.played_for(s)).unwrap_or_default(),
         };
         match Frame::of(&ServerMessage::View { seq: self.seq, view: Box::new(view) }) {
             Ok(frame) => Some(frame),
@@ -280,7 +281,13 @@ impl Table {
             rematch: self.rematch_view(),
             last_action: self.last_action,
             game: self.game.as_ref().map(Progress::of),
+            played_for_you: Seat::ALL.map(|s| self.played_for(s)),
         }
+    }
+
+    /// The moves the table made for `seat`'s person, for its own view.
+    fn played_for(&self, seat: Seat) -> Vec<PlayedForYou> {
+        self.seats[seat].as_ref().map(|o| o.played_for_you.clone()).unwrap_or_default()
     }
 
     /// The connection asked for a snapshot: an `ack`, then the view.

@@ -11,7 +11,7 @@
 use std::time::Duration;
 
 use spades_engine::{Action, Seat};
-use spades_protocol::{ActionSource, ErrorCode, LastAction, ServerMessage};
+use spades_protocol::{ActionSource, ErrorCode, LastAction, PlayedForYou, ServerMessage};
 use tokio::time::Instant;
 use tracing::{debug, info, warn};
 
@@ -287,6 +287,9 @@ impl Table {
                 }
                 ActionSource::Autopilot | ActionSource::Bot => {}
             }
+            if source != ActionSource::Player {
+                o.played_for(PlayedForYou { hand_number: hand_before, action, source, seq });
+            }
         }
         // The move that ends a hand belongs to it: once the next hand is
         // dealt its card may be in somebody's new hand, so it is not shown.
@@ -294,6 +297,13 @@ impl Table {
             self.game.as_ref().is_some_and(|m| m.hand_number() == hand_before && m.result().is_none());
         self.latest = Some(LastAction { seat, action, source });
         self.last_action = same_hand.then_some(self.latest).flatten();
+        if self.game.as_ref().is_some_and(|m| m.hand_number() != hand_before) {
+            // A new hand: the moves the table made in the last one are
+            // over (its last card may be in somebody's new hand).
+            for o in self.seats.0.iter_mut().flatten() {
+                o.played_for_you.clear();
+            }
+        }
         // The move is durable and applied: everybody sees it now; the
         // bookkeeping writes below can be retried.
         self.arm_turn(now);
@@ -369,7 +379,14 @@ impl Table {
         };
         info!(moves = game.as_ref().map_or(0, |m| m.moves().len()), "table reloaded from the log");
         self.hands_stored = stored.hands.len().min(game.as_ref().map_or(0, |m| m.results().len()));
+        // What the table made for each seat, as the log has it.
+        let mut played = crate::record::played_for_seats(&stored, game.as_ref());
         self.game = game;
+        for seat in Seat::ALL {
+            if let Some(o) = self.seats[seat].as_mut() {
+                o.played_for_you = std::mem::take(&mut played[seat]);
+            }
+        }
         // Another owner's moves: every frame this table sent before is stale.
         self.turns = super::stale::Turns::restored(&stored.actions, self.seq + 1);
         self.last_action = None;

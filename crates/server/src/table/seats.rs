@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use spades_engine::{Action, Seat};
-use spades_protocol::{ErrorCode, SeatKind, SeatPlayer, SeatStatus, ServerMessage};
+use spades_protocol::{ErrorCode, PlayedForYou, SeatKind, SeatPlayer, SeatStatus, ServerMessage};
 use tokio::time::Instant;
 use tracing::{info, warn};
 
@@ -33,6 +33,10 @@ pub(super) struct Occupant {
     pub(super) timeouts: u8,
     /// Who played the seat, once it changed hands during the match.
     pub(super) players: Vec<SeatPlayer>,
+    /// The moves the table made for the person at this seat in this hand
+    /// since their last own move, oldest first: the seat's own view lists
+    /// them.
+    pub(super) played_for_you: Vec<PlayedForYou>,
 }
 
 impl Occupant {
@@ -49,6 +53,7 @@ impl Occupant {
             left: false,
             timeouts: 0,
             players: Vec::new(),
+            played_for_you: Vec::new(),
         }
     }
 
@@ -79,6 +84,7 @@ impl Occupant {
             left: s.left,
             timeouts: s.timeouts,
             players: s.players.clone(),
+            played_for_you: s.played_for_you.clone(),
         }
     }
 
@@ -156,6 +162,7 @@ impl Occupant {
         self.left = true;
         self.conns = 0;
         self.away_until = None;
+        self.played_for_you.clear();
     }
 
     /// The player takes the seat back from the autopilot or the bot; false
@@ -164,17 +171,29 @@ impl Occupant {
         let taken = self.autopilot || self.grace_expired;
         if taken {
             self.clear_absence();
+            self.played_for_you.clear();
         }
         taken
     }
 
     /// The player made a move of their own. True when that changed the
-    /// seat (it had timeouts, or was on autopilot).
+    /// seat (it had timeouts, or was on autopilot). The moves the table
+    /// made for them are behind them now.
     pub(super) fn played(&mut self) -> bool {
         let changed = self.timeouts > 0 || self.autopilot;
         self.timeouts = 0;
         self.autopilot = false;
+        self.played_for_you.clear();
         changed
+    }
+
+    /// The table made a move for this seat: kept for its person's view (a
+    /// bot's seat, or one whose player left, keeps nothing).
+    pub(super) fn played_for(&mut self, made: PlayedForYou) {
+        if self.kind != SeatKind::Human || self.left {
+            return;
+        }
+        self.played_for_you.push(made);
     }
 
     /// The turn timed out: one more timeout in a row. True when that turned

@@ -550,6 +550,7 @@ fn people(tokens: &[TokenHash; 4]) -> BySeat<Option<RestoredSeat>> {
             timeouts: 0,
             grace_expired: false,
             players: Vec::new(),
+            played_for_you: Vec::new(),
         })
     })
 }

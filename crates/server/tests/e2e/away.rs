@@ -5,7 +5,10 @@
 use std::time::{Duration, Instant};
 
 use spades_engine::Seat;
-use spades_protocol::{ClientMessage, MatchSummary, SeatStatus, ServerMessage, TableOptions, TablePhase};
+use spades_protocol::{
+    ActionSource, ClientMessage, MatchSummary, PlayedForYou, SeatStatus, ServerMessage, TableOptions,
+    TablePhase,
+};
 
 use crate::helpers::*;
 
@@ -183,5 +186,111 @@ async fn chat_messages_carry_ids_that_a_new_attach_repeats() {
         }
     }
     assert_eq!(seen, ids);
+    server.stop().await;
+}
+
+/// The moves a connection saw made, from its change frames: `(seq, move)`.
+fn moves_seen(c: &Client) -> Vec<(u64, spades_protocol::LastAction)> {
+    c.raw
+        .iter()
+        .filter_map(|text| match serde_json::from_str::<ServerMessage>(text) {
+            Ok(ServerMessage::Change { seq, change }) => change.action.map(|a| (seq, a)),
+            _ => None,
+        })
+        .collect()
+}
+
+/// North's connection goes away after a bid of its own; its clock runs out
+/// and the table plays its cards. Back on the seat, its snapshot lists
+/// exactly the moves the table made for it since its bid (with the frames
+/// that showed them), no other seat's view ever holds them, and once North
+/// plays a card of its own the list is gone.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_player_back_from_a_lost_connection_is_told_what_the_table_played_for_them() {
+    let mut config = test_config();
+    config.tables.test_tempo_ms = 300;
+    config.tables.grace_secs = 30;
+    let server = spawn_server(config).await;
+    let created = server.create_table(TableOptions::default()).await;
+    let table = created.table;
+    let mut north = server.client().await;
+    let (_, token) = north.join(table, "North", Some(Seat::North)).await;
+    let mut south = server.client().await;
+    south.join(table, "South", Some(Seat::South)).await;
+    let mut watcher = server.client().await;
+    watcher.request(ClientMessage::Watch { protocol: Some(spades_protocol::PROTOCOL_VERSION), table }).await;
+    north.request(ClientMessage::AddBots { owner_token: created.owner_token.clone() }).await;
+    north.request(ClientMessage::Start { owner_token: created.owner_token.clone() }).await;
+    // North bids by itself, then its connection goes away.
+    let v = north.view_until(|v| v.game.as_ref().is_some_and(|g| g.turn == Some(Seat::North))).await;
+    let own = simple_move(&v).unwrap();
+    assert!(matches!(own, spades_engine::Action::Bid(_)));
+    assert!(matches!(north.request(action_message(own)).await, ServerMessage::Ack { .. }));
+    assert!(v.played_for_you.is_empty(), "{:?}", v.played_for_you);
+    drop(north);
+    // The table plays two of North's cards for it.
+    let for_north = |c: &Client| -> Vec<(u64, spades_protocol::LastAction)> {
+        moves_seen(c).into_iter().filter(|(_, a)| a.seat == Seat::North).collect()
+    };
+    while for_north(&watcher).iter().filter(|(_, a)| a.source != ActionSource::Player).count() < 2 {
+        watcher.recv().await;
+    }
+    // North comes back.
+    let mut back = server.client().await;
+    let r = back
+        .request(ClientMessage::Resume { protocol: Some(spades_protocol::PROTOCOL_VERSION), table, token })
+        .await;
+    assert!(matches!(r, ServerMessage::Resumed { .. }), "{r:?}");
+    let snapshot = back.view_until(|_| true).await;
+    let seq = back.seq;
+    let game = snapshot.game.as_ref().unwrap();
+    assert_eq!(game.hand_number, 1, "the test keeps to the first hand");
+    while watcher.seq < seq {
+        watcher.recv().await;
+    }
+    let expected: Vec<PlayedForYou> = for_north(&watcher)
+        .into_iter()
+        .filter(|(s, _)| *s <= seq)
+        .skip_while(|(_, a)| a.source == ActionSource::Player)
+        .map(|(s, a)| PlayedForYou { hand_number: 1, action: a.action, source: a.source, seq: s })
+        .collect();
+    assert!(expected.len() >= 2, "{expected:?}");
+    assert!(expected.iter().all(|p| matches!(p.action, spades_engine::Action::Play(_))), "{expected:?}");
+    assert!(expected.iter().all(|p| p.source != ActionSource::Player), "{expected:?}");
+    assert_eq!(snapshot.played_for_you, expected, "the resumed snapshot lists what the table played");
+    // None of those cards is in North's hand any more.
+    for p in &expected {
+        if let spades_engine::Action::Play(card) = p.action {
+            assert!(!game.hand.unwrap().contains(card));
+        }
+    }
+    // North plays a card of its own: the list is gone.
+    let after = back
+        .play_until(|v| {
+            v.game.as_ref().is_some_and(|g| g.hand_number > 1)
+                || v.last_action.is_some_and(|a| a.seat == Seat::North && a.source == ActionSource::Player)
+        })
+        .await;
+    assert_eq!(after.game.as_ref().unwrap().hand_number, 1, "North played within the hand");
+    assert!(after.played_for_you.is_empty(), "{:?}", after.played_for_you);
+    // A snapshot says the same as the change frames did.
+    back.request(ClientMessage::Sync).await;
+    let synced = back.view_until(|_| true).await;
+    assert!(synced.played_for_you.is_empty(), "{:?}", synced.played_for_you);
+    // Nobody else ever saw North's list: the spectator has none, and every
+    // entry in South's own view is a move the table made for South.
+    while south.try_recv(Duration::from_millis(50)).await.is_some() {}
+    while watcher.seq < south.seq {
+        watcher.recv().await;
+    }
+    assert!(watcher.views.values().all(|v| v.played_for_you.is_empty()));
+    let made: std::collections::HashMap<u64, spades_protocol::LastAction> =
+        moves_seen(&watcher).into_iter().collect();
+    assert!(south.views.values().any(|v| !v.played_for_you.is_empty()), "South's own list");
+    for v in south.views.values() {
+        for p in &v.played_for_you {
+            assert_eq!(made.get(&p.seq).map(|a| a.seat), Some(Seat::South), "South's view holds {p:?}");
+        }
+    }
     server.stop().await;
 }
