@@ -22,10 +22,10 @@ const LOOKS = ['looks.js', 'cards.js', 'dialogs.js'];
 const SCREENS = {
   table: {
     load: () => import('./table.js'),
-    modules: ['table.js', 'alert.js', 'chat.js', 'clock.js', 'conn.js', 'lean.js', 'fair.js', 'howto.js', 'scoring.js'],
+    modules: ['table.js', 'hand.js', 'alert.js', 'chat.js', 'clock.js', 'conn.js', 'lean.js', 'fair.js', 'howto.js', 'scoring.js'],
   },
   replay: { load: () => import('./replay.js'), modules: ['replay.js', 'scoring.js'] },
-  tutorial: { load: () => import('./tutorial.js'), modules: ['tutorial.js', 'scoring.js'], styles: ['../tutorial.css'] },
+  tutorial: { load: () => import('./tutorial.js'), modules: ['tutorial.js', 'hand.js', 'scoring.js'], styles: ['../tutorial.css'] },
 };
 const loading = new Map();
 /** The screens whose code is in. */
