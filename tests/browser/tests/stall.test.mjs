@@ -81,11 +81,18 @@ export function stallTests(suite) {
       await createFromLobby(page, { player: 'Tia', table: 'Late card' });
       await fillBotsAndStart(page);
       // The turn clocks here last under a second: the bids time out.
-      await page.waitForSelector('#hand.my-turn .card.legal', { timeout: 30000 });
       // The network stalls, and the player taps a card at once: it waits in
-      // the network while the table plays for them.
-      proxy.stall();
-      const card = await page.$$eval('#hand.my-turn .card.legal', (els) => els[0].dataset.card);
+      // the network while the table plays for them. On a busy machine the
+      // clock may run out before the stall begins (the page then shows
+      // another's turn): wait for the player's next turn and try again.
+      let card = null;
+      for (let i = 0; i < 5 && !card; i++) {
+        await page.waitForSelector('#hand.my-turn .card.legal', { timeout: 30000 });
+        proxy.stall();
+        card = await page.$$eval('#hand.my-turn .card.legal', (els) => els[0]?.dataset.card ?? null);
+        if (!card) proxy.resume();
+      }
+      assert.ok(card, 'the stall began on the player\'s turn');
       await page.click(`#hand .card[data-card="${card}"]`);
       await new Promise((r) => setTimeout(r, 2500));
       proxy.resume();
