@@ -126,19 +126,27 @@ export function layoutTests(suite) {
           if (!el.hidden) window.refusals.push({ text: el.textContent, at: performance.now() });
         }).observe(el, { attributes: true, childList: true, characterData: true, subtree: true });
       });
-      // Tap a card while a bot is on turn. A trick Lou won leaves Lou on
-      // turn, and on a busy machine the bots may finish theirs before the
-      // tap lands: play on and tap again until one lands on a bot's turn.
+      // Tap a card while a bot is on turn: the moment a frame passes the
+      // turn from Lou to a bot, the page taps a card (in the same task that
+      // drew the frame, so the tap is not late however busy the machine is:
+      // the bot moves only after its delay). Lou plays each own turn.
+      await page.evaluate(() => {
+        const hand = document.getElementById('hand');
+        let wasMine = hand.classList.contains('my-turn');
+        new MutationObserver(() => {
+          const mine = hand.classList.contains('my-turn');
+          const done = window.refusals.some((r) => r.text.startsWith('Not your turn'));
+          if (wasMine && !mine && !done) hand.querySelector('.card')?.click();
+          wasMine = mine;
+        }).observe(hand, { attributes: true, attributeFilter: ['class'] });
+      });
       const refused = () => page.evaluate(() => window.refusals.some((r) => r.text.startsWith('Not your turn')));
-      for (let i = 0; i < 20 && !(await refused()); i++) {
-        const mine = await page.$('#hand .card.legal');
-        const card = await page.$eval(mine ? '#hand .card.legal' : '#hand .card', (e) => e.dataset.card);
-        await page.click(`#hand .card[data-card="${card}"]`);
-        if (mine) {
-          await page.waitForSelector(`#hand .card[data-card="${card}"]`, { state: 'detached' });
-        } else {
-          await page.waitForFunction(() => window.refusals.some((r) => r.text.startsWith('Not your turn')), null, { timeout: 1500 }).catch(() => {});
-        }
+      for (let i = 0; i < 12 && !(await refused()); i++) {
+        const mine = await page.waitForSelector('#hand.my-turn .card.legal', { timeout: 20000 });
+        const card = await mine.evaluate((e) => e.dataset.card);
+        await mine.click();
+        await page.waitForSelector(`#hand .card[data-card="${card}"]`, { state: 'detached' });
+        await page.waitForFunction(() => window.refusals.some((r) => r.text.startsWith('Not your turn')) || document.querySelector('#hand.my-turn'), null, { timeout: 5000 });
       }
       await page.waitForFunction(() => window.refusals.some((r) => r.text.startsWith('Not your turn')), null, { timeout: 5000 })
         .catch((e) => { throw new Error(`${e.message}; refusals: ${JSON.stringify(p.rec.received.filter((m) => m.type === 'error'))}`); });
