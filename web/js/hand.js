@@ -200,7 +200,7 @@ export function createBidPicker({ onBid }) {
       (b) => {
         const btn = h('button', { type: 'button', role: 'radio', class: `btn bid-btn ${b === 0 ? 'bid-nil' : ''}`, dataset: { bid: b } },
           b === 0
-            ? [h('span', {}, 'Nil'), h('small', {}, `0 tricks · ${shown.nil}`)]
+            ? [h('span', {}, 'Nil'), h('small', {}, `0 tricks · ${nil}`)]
             : [String(b), h('span', { class: 'sr-only' }, b === 1 ? ' trick' : ' tricks')]);
         btn.addEventListener('click', () => choose(b));
         btn.addEventListener('dblclick', () => {

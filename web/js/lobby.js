@@ -3,7 +3,7 @@
 import { createTable, listMatches, listTables } from './api.js';
 import { h, replace, announce } from './dom.js';
 import {
-  MATCH_END_CHOICES, OPTION_MENUS, PHASE_NAME, SEATS, SEAT_NAME, num, optionChips, parseMatchEnd,
+  MATCH_END_CHOICES, OPTION_MENUS, PHASE_NAME, SEATS, SEAT_NAME, botSeatsOpen, num, optionChips, parseMatchEnd,
 } from './rules.js';
 import { store } from './store.js';
 
@@ -29,7 +29,7 @@ export function standing(t) {
   const present = people.some(isHere);
   const lobby = t.phase === 'lobby';
   const open = lobby && t.open_seats > 0;
-  const botSeat = lobby && !open && t.options?.bot_seats_open !== false && t.seats.some((s) => s.kind === 'bot');
+  const botSeat = lobby && !open && botSeatsOpen(t);
   return {
     present,
     botsOnly: t.seats.every((s) => s.kind === 'bot'),
@@ -285,7 +285,7 @@ export function mountLobby(root, go) {
           mine
             ? h('button', { type: 'button', class: 'btn btn-primary btn-small btn-back', dataset: { nav: 'back' }, onclick: () => go(t.table, null) },
               `Back to your seat (${SEAT_NAME[mine.seat] || 'seat'})`, h('span', { class: 'sr-only' }, ` at ${t.name}`))
-            : inLobby && t.open_seats > 0
+            : st.open
               ? h('button', { type: 'button', class: 'btn btn-primary btn-small btn-join', dataset: { nav: 'join' }, onclick: () => sit(null) }, 'Sit down', h('span', { class: 'sr-only' }, ` at ${t.name}`))
               // No empty seat, but a person may sit in place of a bot
               // before the start: the server gives the first bot's seat.

@@ -6,6 +6,12 @@ export const TEAMS = ['north_south', 'east_west'];
 export const TEAM_NAME = { north_south: 'North–South', east_west: 'East–West' };
 
 export const seatIndex = (seat) => SEATS.indexOf(seat);
+/**
+ * A person may sit in place of one of the table's bots (`bot_seats_open`,
+ * on unless turned off; the server allows it before the start): a
+ * `TableSummary` or a view.
+ */
+export const botSeatsOpen = (t) => t.options?.bot_seats_open !== false && t.seats.some((s) => s.kind === 'bot');
 export const partnerOf = (seat) => SEATS[(seatIndex(seat) + 2) % 4];
 
 /** The option menus of the create form, in SPEC §3 order. */

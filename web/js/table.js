@@ -15,7 +15,7 @@ import { createBidPicker, createHand, refusalSentence } from './hand.js';
 import { howToPlay } from './howto.js';
 import { paintAvatar } from './looks.js';
 import {
-  PHASE_NAME, SEATS, SEAT_NAME, TEAM_NAME, TEAMS, matchEndText, num, partnerOf, seatIndex,
+  PHASE_NAME, SEATS, SEAT_NAME, TEAM_NAME, TEAMS, botSeatsOpen, matchEndText, num, partnerOf, seatIndex,
 } from './rules.js';
 import { handScoring, handSummary, resultDetail, resultHeadline, scoreSheet } from './scoring.js';
 import { store } from './store.js';
@@ -346,11 +346,10 @@ export function mountTable(root, tableId, intent, { setTitle }) {
 
     // The move we sent has been taken (or it is no longer our turn).
     if (st.pendingCard && (!myTurn() || legal().kind !== 'play' || !(g.hand || []).includes(st.pendingCard))) st.pendingCard = null;
-    if (st.pendingBid && legal().kind !== 'bid') {
+    if (legal().kind !== 'bid') {
       st.pendingBid = false;
       bids.choice = null;
     }
-    if (legal().kind !== 'bid') bids.choice = null;
 
     // A refusal stays until the player acts again (it would otherwise
     // flash by when a bot plays right after it); news stays its time.
@@ -1113,7 +1112,7 @@ export function mountTable(root, tableId, intent, { setTitle }) {
     if (v.phase === 'lobby') {
       const owner = store.owner(tableId);
       const full = v.seats.every((s) => s.status !== 'empty');
-      const botSeats = full && botSeatsToTake(v);
+      const botSeats = full && botSeatsOpen(v);
       parts.push(h('p', { class: 'center-title' }, !full ? 'Waiting for players' : botSeats ? 'Bots hold the free seats.' : 'Every seat is taken.'));
       if (owner) {
         parts.push(h('div', { class: 'owner-controls' },
@@ -1219,14 +1218,9 @@ export function mountTable(root, tableId, intent, { setTitle }) {
   }
 
   /** A watcher's line before the start: what they can do, as the seats are. */
-  /** Before the start, a person may sit in place of a bot (`bot_seats_open`). */
-  function botSeatsToTake(v) {
-    return v.options.bot_seats_open !== false && v.seats.some((x) => x.kind === 'bot');
-  }
-
   function watchingInLobby(v) {
     if (v.seats.some((x) => x.status === 'empty')) return 'Watching: pick an empty seat to play.';
-    if (botSeatsToTake(v)) return 'Watching: press Sit here to play in place of a bot.';
+    if (botSeatsOpen(v)) return 'Watching: press Sit here to play in place of a bot.';
     return 'Watching: every seat is taken.';
   }
 
