@@ -24,9 +24,14 @@ use spades_engine::{
 use utoipa::ToSchema;
 use uuid::Uuid;
 
+mod accounts;
 mod change;
 mod read;
 
+pub use accounts::{
+    Account, AccountKind, GuestSignIn, Me, NameSuggestion, RenameAccount, SessionDelivery, SessionInfo,
+    SignedIn,
+};
 pub use change::{ApplyError, Change, ClockChange, Deal};
 pub use read::{Field, Refusal};
 pub use spades_engine;
@@ -631,11 +636,16 @@ pub enum ErrorCode {
     /// A revealed seed that does not match its seat's commitment, or a
     /// seed sent while the seats reveal by a seat that committed none.
     SeedMismatch,
+    /// REST: no session, or one that expired or was signed out (401).
+    Unauthorized,
+    /// REST: the display name is another player's, looks like one, or is
+    /// kept for the player who gave it up (409).
+    NameTaken,
 }
 
 impl ErrorCode {
     /// Every code, in declaration order.
-    pub const ALL: [ErrorCode; 42] = [
+    pub const ALL: [ErrorCode; 44] = [
         ErrorCode::BadMessage,
         ErrorCode::FrameTooLarge,
         ErrorCode::RateLimited,
@@ -678,6 +688,8 @@ impl ErrorCode {
         ErrorCode::Stale,
         ErrorCode::SeatNotBot,
         ErrorCode::SeedMismatch,
+        ErrorCode::Unauthorized,
+        ErrorCode::NameTaken,
     ];
 
     /// The code as it appears on the wire, e.g. `"must_follow_suit"`.
@@ -725,6 +737,8 @@ impl ErrorCode {
             ErrorCode::Stale => "stale",
             ErrorCode::SeatNotBot => "seat_not_bot",
             ErrorCode::SeedMismatch => "seed_mismatch",
+            ErrorCode::Unauthorized => "unauthorized",
+            ErrorCode::NameTaken => "name_taken",
         }
     }
 

@@ -30,6 +30,7 @@ type Keyed = governor::DefaultKeyedRateLimiter<IpAddr>;
 /// by [`client_key`] of the client address.
 pub struct Limits {
     tables: Option<Keyed>,
+    accounts: Option<Keyed>,
     connections: Option<Keyed>,
     requests: Option<Keyed>,
     /// Open connections by client key.
@@ -84,6 +85,24 @@ pub fn client_addr(peer: IpAddr, headers: &HeaderMap, trusted: &[Cidr]) -> IpAdd
 
 const X_FORWARDED_FOR: &str = "x-forwarded-for";
 
+/// True when the request from TCP peer `peer` reached a trusted proxy over
+/// TLS: the peer is a trusted proxy and the last `X-Forwarded-Proto` value
+/// (the one the nearest proxy set) is `https`. The server itself speaks
+/// plain HTTP.
+pub fn over_tls(peer: IpAddr, headers: &HeaderMap, trusted: &[Cidr]) -> bool {
+    let peer = peer.to_canonical();
+    if !trusted.iter().any(|t| t.contains(peer)) {
+        return false;
+    }
+    headers
+        .get_all("x-forwarded-proto")
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .next_back()
+        .is_some_and(|p| p.trim().eq_ignore_ascii_case("https"))
+}
+
 /// One `X-Forwarded-For` entry: an address, maybe with a port.
 fn forwarded_ip(entry: &str) -> Option<IpAddr> {
     let ip = entry.parse::<IpAddr>().ok().or_else(|| entry.parse::<SocketAddr>().ok().map(|s| s.ip()))?;
@@ -102,6 +121,8 @@ impl Limits {
             |n: u32| NonZeroU32::new(n).map(|n| governor::RateLimiter::keyed(governor::Quota::per_minute(n)));
         Limits {
             tables: limiter(config.tables_per_minute_per_ip),
+            accounts: NonZeroU32::new(config.accounts_per_hour_per_ip)
+                .map(|n| governor::RateLimiter::keyed(governor::Quota::per_hour(n))),
             connections: limiter(config.connections_per_minute_per_ip),
             requests: limiter(config.requests_per_minute_per_ip),
             open: DashMap::new(),
@@ -122,6 +143,14 @@ impl Limits {
     /// The wait, when the address is over its limit.
     pub fn allow_table(&self, ip: IpAddr) -> Result<(), Duration> {
         Limits::check(self.tables.as_ref(), ip)
+    }
+
+    /// Whether `ip` may make an account now; else how long to wait.
+    ///
+    /// # Errors
+    /// The wait, when the address is over its limit.
+    pub fn allow_account(&self, ip: IpAddr) -> Result<(), Duration> {
+        Limits::check(self.accounts.as_ref(), ip)
     }
 
     /// Whether `ip` may open a connection now; else how long to wait.
@@ -175,7 +204,7 @@ impl Limits {
 
     /// Forgets addresses that have not been seen for a while.
     pub fn forget_idle(&self) {
-        for l in self.tables.iter().chain(self.connections.iter()).chain(self.requests.iter()) {
+        for l in self.tables.iter().chain(&self.accounts).chain(&self.connections).chain(&self.requests) {
             l.retain_recent();
             l.shrink_to_fit();
         }

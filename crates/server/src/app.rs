@@ -32,7 +32,7 @@ use crate::error::AppError;
 use crate::headers::{Defences, defences};
 use crate::state::{AppState, Shared};
 use crate::storage::{Journal, StoreOptions};
-use crate::{openapi, rest, web, ws};
+use crate::{openapi, people, rest, web, ws};
 
 /// Opens the event log the configuration names.
 ///
@@ -78,7 +78,12 @@ pub fn router(state: AppState) -> Router {
         .layer(CompressionLayer::new())
         .layer(middleware::from_fn(rest::json_errors))
         .layer(middleware::from_fn_with_state(Arc::clone(&state), rest_guard))
-        .service(rest::routes().route("/openapi.json", get(openapi::json)).with_state(Arc::clone(&state)));
+        .service(
+            rest::routes()
+                .merge(people::routes())
+                .route("/openapi.json", get(openapi::json))
+                .with_state(Arc::clone(&state)),
+        );
     // With a separate metrics address, /metrics is served there only.
     let metrics = state.config.server.metrics_bind.is_none();
     let browser = Arc::new(Defences::new(&state.config));
@@ -172,8 +177,8 @@ fn cors_layer(origins: &[String]) -> Option<CorsLayer> {
     Some(
         CorsLayer::new()
             .allow_origin(allow)
-            .allow_methods([Method::GET, Method::POST])
-            .allow_headers([header::CONTENT_TYPE]),
+            .allow_methods([Method::GET, Method::POST, Method::PATCH, Method::DELETE])
+            .allow_headers([header::CONTENT_TYPE, header::AUTHORIZATION]),
     )
 }
 
@@ -211,14 +216,18 @@ pub async fn serve_with(
             None
         }
     };
-    // Rate-limit bookkeeping stays small: forget quiet addresses.
+    // Rate-limit bookkeeping stays small: forget quiet addresses; and
+    // expired sessions and names no longer kept go.
     let housekeeping = Arc::clone(&state);
     tokio::spawn(async move {
         let mut tick = tokio::time::interval(Duration::from_secs(60));
         loop {
             tokio::select! {
                 () = housekeeping.shutdown.cancelled() => break,
-                _ = tick.tick() => housekeeping.limits.forget_idle(),
+                _ = tick.tick() => {
+                    housekeeping.limits.forget_idle();
+                    housekeeping.accounts.sweep().await;
+                }
             }
         }
     });

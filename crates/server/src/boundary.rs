@@ -13,6 +13,8 @@
 //! - [`PerAddress<L>`]: the client address's rate `L` (429 with
 //!   `Retry-After`), counted in the `rate_limited` metric.
 //! - [`cleaned_name`]: a display name from a body, cleaned or refused.
+//! - [`Signed`]: the request's session (`Authorization: Bearer`, else the
+//!   `spades_session` cookie), found and renewed, else 401.
 //!
 //! A route that creates something declares, in this order,
 //! `BrowserOrigin<…>` and `JsonBody<Its, PerAddress<ItsLimit>>`; a new limit
@@ -28,8 +30,9 @@ use axum::extract::{ConnectInfo, FromRequest, FromRequestParts, Request};
 use axum::http::request::Parts;
 use axum::http::{HeaderMap, StatusCode, header};
 use serde::de::DeserializeOwned;
-use spades_protocol::{CreateTable, ErrorCode};
+use spades_protocol::{CreateTable, ErrorCode, GuestSignIn, RenameAccount};
 
+use crate::accounts::SignedIn;
 use crate::admission::{Limits, origin_allowed};
 use crate::error::AppError;
 use crate::state::AppState;
@@ -58,6 +61,22 @@ pub struct Connecting;
 
 impl Action for Connecting {
     const REFUSED: &'static str = "connect";
+}
+
+/// Signing in (and making a guest account).
+#[derive(Debug)]
+pub struct SigningIn;
+
+impl Action for SigningIn {
+    const REFUSED: &'static str = "sign in";
+}
+
+/// Changing an account or its sessions (a rename, signing out).
+#[derive(Debug)]
+pub struct AccountChange;
+
+impl Action for AccountChange {
+    const REFUSED: &'static str = "change accounts";
 }
 
 /// The request is not from a browser page of a refused origin: same-origin
@@ -159,6 +178,91 @@ impl JsonRequest for CreateTable {
 
     fn empty() -> Option<Self> {
         Some(CreateTable::default())
+    }
+}
+
+impl JsonRequest for GuestSignIn {
+    const NOUN: &'static str = "sign-in";
+    const A_NOUN: &'static str = "a sign-in";
+    const EXAMPLE: &'static str = "{\"device_secret\": \"<32 to 128 characters>\", \"name\": \"Ann\"}";
+}
+
+impl JsonRequest for RenameAccount {
+    const NOUN: &'static str = "rename";
+    const A_NOUN: &'static str = "a rename";
+    const EXAMPLE: &'static str = "{\"name\": \"Ann\"}";
+}
+
+/// The name of the session cookie.
+pub const SESSION_COOKIE: &str = "spades_session";
+
+/// The session token a request presents.
+#[derive(PartialEq, Eq)]
+pub enum Presented {
+    /// None.
+    Nothing,
+    /// `Authorization: Bearer <token>`.
+    Bearer(String),
+    /// The `spades_session` cookie.
+    Cookie(String),
+    /// An `Authorization` header of another form.
+    Malformed,
+}
+
+impl std::fmt::Debug for Presented {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Presented::Nothing => "Nothing",
+            Presented::Bearer(_) => "Bearer(<secret>)",
+            Presented::Cookie(_) => "Cookie(<secret>)",
+            Presented::Malformed => "Malformed",
+        })
+    }
+}
+
+/// The session token of a request: `Authorization: Bearer` first (native
+/// clients), else the `spades_session` cookie (browsers).
+pub fn presented_session(headers: &HeaderMap) -> Presented {
+    if let Some(value) = headers.get(header::AUTHORIZATION) {
+        let token = value.to_str().ok().and_then(|v| {
+            let (scheme, token) = v.trim().split_once(' ')?;
+            scheme.eq_ignore_ascii_case("bearer").then(|| token.trim().to_owned())
+        });
+        return token.map_or(Presented::Malformed, Presented::Bearer);
+    }
+    headers
+        .get_all(header::COOKIE)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(';'))
+        .filter_map(|pair| pair.trim().split_once('='))
+        .find(|(name, value)| *name == SESSION_COOKIE && !value.is_empty())
+        .map_or(Presented::Nothing, |(_, value)| Presented::Cookie(value.trim_matches('"').to_owned()))
+}
+
+/// The request's signed-in account and session ([`presented_session`],
+/// found and renewed by [`crate::accounts::Accounts::authenticate`]).
+/// Refused: 401, `unauthorized`.
+#[derive(Debug)]
+pub struct Signed(pub SignedIn);
+
+impl FromRequestParts<AppState> for Signed {
+    type Rejection = AppError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, AppError> {
+        match presented_session(&parts.headers) {
+            Presented::Bearer(token) | Presented::Cookie(token) => {
+                state.accounts.authenticate(&token).await.map(Signed)
+            }
+            Presented::Nothing => Err(AppError::new(
+                ErrorCode::Unauthorized,
+                "sign in first: this needs a session (POST /api/v1/accounts/guest)",
+            )),
+            Presented::Malformed => Err(AppError::new(
+                ErrorCode::Unauthorized,
+                "the Authorization header must be \"Bearer\" and a session token",
+            )),
+        }
     }
 }
 
@@ -306,6 +410,7 @@ mod tests {
     use axum::Router;
     use axum::body::Body;
     use axum::extract::DefaultBodyLimit;
+    use axum::http::HeaderName;
     use axum::response::IntoResponse;
     use axum::routing::post;
     use tokio_util::sync::CancellationToken;
@@ -490,6 +595,31 @@ mod tests {
                 )
             );
         }
+    }
+
+    #[test]
+    fn sessions_are_read_from_the_bearer_then_the_cookie() {
+        let with = |pairs: &[(&str, &str)]| {
+            let mut h = HeaderMap::new();
+            for (name, value) in pairs {
+                h.append(HeaderName::from_bytes(name.as_bytes()).unwrap(), value.parse().unwrap());
+            }
+            presented_session(&h)
+        };
+        assert_eq!(with(&[]), Presented::Nothing);
+        assert_eq!(with(&[("authorization", "Bearer abc")]), Presented::Bearer("abc".into()));
+        assert_eq!(with(&[("authorization", "bearer  abc ")]), Presented::Bearer("abc".into()));
+        assert_eq!(with(&[("authorization", "Basic abc")]), Presented::Malformed);
+        assert_eq!(with(&[("authorization", "Bearer")]), Presented::Malformed);
+        assert_eq!(with(&[("cookie", "a=1; spades_session=xyz; b=2")]), Presented::Cookie("xyz".into()));
+        assert_eq!(with(&[("cookie", "a=1"), ("cookie", "spades_session=q")]), Presented::Cookie("q".into()));
+        assert_eq!(with(&[("cookie", "spades_session=; x=1")]), Presented::Nothing);
+        assert_eq!(
+            with(&[("cookie", "spades_session=c"), ("authorization", "Bearer b")]),
+            Presented::Bearer("b".into()),
+            "the bearer first"
+        );
+        assert!(!format!("{:?}", Presented::Bearer("topsecret".into())).contains("topsecret"));
     }
 
     #[test]

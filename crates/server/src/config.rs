@@ -33,6 +33,31 @@ pub struct Config {
     pub log: LogConfig,
     /// Several nodes on one PostgreSQL and NATS (off by default).
     pub cluster: ClusterConfig,
+    /// Accounts, names and sessions.
+    pub accounts: AccountsConfig,
+}
+
+/// Accounts, names and sessions.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct AccountsConfig {
+    /// Seconds a session lasts unused; every use renews it (30 days).
+    pub session_secs: u64,
+    /// Seconds an account waits between two renames (one day).
+    pub rename_interval_secs: u64,
+    /// Seconds a name given up by a rename stays kept for its account:
+    /// nobody else may take it meanwhile (30 days).
+    pub name_kept_secs: u64,
+}
+
+impl Default for AccountsConfig {
+    fn default() -> AccountsConfig {
+        AccountsConfig {
+            session_secs: 30 * 86_400,
+            rename_interval_secs: 86_400,
+            name_kept_secs: 30 * 86_400,
+        }
+    }
 }
 
 /// Cluster mode: on when `nats_url` is set.
@@ -366,6 +391,8 @@ pub struct LimitsConfig {
     pub messages_per_10s: u32,
     /// Tables one IP address may create per minute (0: no limit).
     pub tables_per_minute_per_ip: u32,
+    /// Accounts one IP address may make per hour (0: no limit).
+    pub accounts_per_hour_per_ip: u32,
     /// WebSocket connections one IP address may open per minute (0: no
     /// limit).
     pub connections_per_minute_per_ip: u32,
@@ -399,6 +426,7 @@ impl Default for LimitsConfig {
             heartbeat_silence_secs: 6,
             messages_per_10s: 100,
             tables_per_minute_per_ip: 30,
+            accounts_per_hour_per_ip: 20,
             connections_per_minute_per_ip: 120,
             connections_per_ip: 32,
             connections_per_seat: 4,
@@ -517,6 +545,7 @@ impl Config {
             ),
             (self.tables.autopilot_after >= 1, "tables.autopilot_after must be at least 1"),
             (l.connections_per_seat >= 1, "limits.connections_per_seat must be at least 1"),
+            (self.accounts.session_secs >= 1, "accounts.session_secs must be at least 1"),
             (l.attach_timeout_secs >= 1, "limits.attach_timeout_secs must be at least 1"),
             (l.write_timeout_secs >= 1, "limits.write_timeout_secs must be at least 1"),
             (l.request_timeout_secs >= 1, "limits.request_timeout_secs must be at least 1"),

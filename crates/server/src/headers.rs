@@ -39,18 +39,7 @@ impl Defences {
 
     /// True when a trusted proxy passed the request on from TLS.
     fn over_tls(&self, peer: Option<SocketAddr>, headers: &HeaderMap) -> bool {
-        let Some(peer) = peer else { return false };
-        if !self.trusted_proxies.iter().any(|t| t.contains(peer.ip())) {
-            return false;
-        }
-        // The last value is the one the nearest (trusted) proxy set.
-        headers
-            .get_all("x-forwarded-proto")
-            .iter()
-            .filter_map(|v| v.to_str().ok())
-            .flat_map(|v| v.split(','))
-            .next_back()
-            .is_some_and(|p| p.trim().eq_ignore_ascii_case("https"))
+        peer.is_some_and(|peer| crate::admission::over_tls(peer.ip(), headers, &self.trusted_proxies))
     }
 }
 

@@ -27,6 +27,7 @@ pub mod storage;
 pub mod table;
 
 // Services over the tables.
+pub mod accounts;
 pub mod chat;
 pub mod cluster;
 pub mod directory;
@@ -37,6 +38,7 @@ pub mod state;
 pub mod boundary;
 pub mod headers;
 pub mod openapi;
+pub mod people;
 pub mod rest;
 pub mod web;
 pub mod ws;

@@ -11,7 +11,7 @@
 //! | `spades_storage_commit_seconds` | histogram | one group commit of the event log |
 //! | `spades_storage_batch_size` | histogram | writes per group commit |
 //! | `spades_errors_total` | counter | `code` (the protocol's error codes) |
-//! | `spades_disconnects_total` | counter | `reason` (closed, too_slow, silent, unattached, shutdown, table_closed, table_moved, released, protocol, error) |
+//! | `spades_disconnects_total` | counter | `reason` (closed, too_slow, silent, unattached, shutdown, table_closed, table_moved, released, signed_out, protocol, error) |
 //! | `spades_connections_opened_total` | counter | |
 //! | `spades_tables_created_total` | counter | |
 //! | `spades_tables_claimed_total` | counter | tables this node took over in cluster mode (failover, drain) |
@@ -19,7 +19,7 @@
 //! | `spades_relayed_tables` | gauge | tables owned by another node that connections here are relayed to (cluster mode) |
 //! | `spades_owned_tables` | gauge | unfinished tables this node holds a live lease on (cluster mode) |
 //! | `spades_unowned_tables` | gauge | unfinished tables of the whole cluster without a live owner for longer than a lease (cluster mode; alert when above 0) |
-//! | `spades_rate_limited_total` | counter | `what` (tables, connections, open_connections, requests, messages) |
+//! | `spades_rate_limited_total` | counter | `what` (tables, accounts, connections, open_connections, requests, messages) |
 //! | `spades_requests_shed_total` | counter | `reason` (capacity, timeout): REST requests answered 503 |
 //! | `spades_storage_write_timeouts_total` | counter | |
 //! | `spades_storage_batch_retries_total` | counter | |
@@ -74,7 +74,7 @@ fn process() -> &'static metrics_process::Collector {
 const ACTION_KINDS: [&str; 2] = ["bid", "play"];
 const ACTION_SOURCES: [&str; 4] = ["player", "timeout", "autopilot", "bot"];
 /// `spades_disconnects_total` reasons (those of `ws::Flow::reason`).
-pub const DISCONNECT_REASONS: [&str; 10] = [
+pub const DISCONNECT_REASONS: [&str; 11] = [
     "closed",
     "too_slow",
     "silent",
@@ -83,11 +83,13 @@ pub const DISCONNECT_REASONS: [&str; 10] = [
     "table_closed",
     "table_moved",
     "released",
+    "signed_out",
     "protocol",
     "error",
 ];
 /// `spades_rate_limited_total` kinds.
-pub const RATE_LIMITED: [&str; 5] = ["tables", "connections", "open_connections", "requests", "messages"];
+pub const RATE_LIMITED: [&str; 6] =
+    ["tables", "accounts", "connections", "open_connections", "requests", "messages"];
 /// `spades_requests_shed_total` reasons.
 pub const SHED_REASONS: [&str; 2] = ["capacity", "timeout"];
 /// Counters without labels.

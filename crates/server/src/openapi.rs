@@ -10,7 +10,7 @@ use spades_protocol::{ClientFrame, ClientMessage, ServerMessage, TableView};
 use utoipa::OpenApi;
 
 use crate::error::AppError;
-use crate::rest;
+use crate::{people, rest};
 
 /// The REST API, plus the WebSocket message types as components.
 #[derive(OpenApi)]
@@ -30,15 +30,53 @@ use crate::rest;
         rest::healthz,
         rest::readyz,
         rest::metrics,
+        people::guest,
+        people::suggest_name,
+        people::me,
+        people::rename,
+        people::sessions,
+        people::sign_out_everywhere,
+        people::sign_out,
     ),
+    modifiers(&SessionSchemes),
     components(schemas(ClientFrame, ClientMessage, ServerMessage, TableView)),
     tags(
         (name = "tables", description = "Create, list and inspect tables"),
         (name = "matches", description = "Records of matches from the event log"),
         (name = "operations", description = "Health, readiness and metrics"),
+        (name = "accounts", description = "Guest accounts, display names and sessions"),
     )
 )]
 struct ApiDoc;
+
+/// The two ways a request presents its session: the `spades_session`
+/// cookie (browsers) and `Authorization: Bearer` (native clients).
+struct SessionSchemes;
+
+impl utoipa::Modify for SessionSchemes {
+    fn modify(&self, doc: &mut utoipa::openapi::OpenApi) {
+        use utoipa::openapi::security::{ApiKey, ApiKeyValue, HttpAuthScheme, HttpBuilder, SecurityScheme};
+        let components = doc.components.get_or_insert_with(Default::default);
+        components.add_security_scheme(
+            "session_cookie",
+            SecurityScheme::ApiKey(ApiKey::Cookie(ApiKeyValue::with_description(
+                crate::boundary::SESSION_COOKIE,
+                "The session cookie set by POST /api/v1/accounts/guest (HttpOnly, SameSite=Lax)",
+            ))),
+        );
+        components.add_security_scheme(
+            "bearer",
+            SecurityScheme::Http(
+                HttpBuilder::new()
+                    .scheme(HttpAuthScheme::Bearer)
+                    .description(Some(
+                        "A session token from POST /api/v1/accounts/guest with \"session\": \"bearer\"",
+                    ))
+                    .build(),
+            ),
+        );
+    }
+}
 
 /// `GET /api/v1/openapi.json`: the document.
 pub async fn json() -> Response {
@@ -92,6 +130,13 @@ fn describe_limits(doc: &mut Value) {
     }
     if let Some(name) = doc.pointer_mut("/components/schemas/CreateTable/properties/name") {
         name["pattern"] = json!(TABLE_NAME_PATTERN);
+    }
+    // A player's name: the same rule, at most PLAYER_NAME_MAX characters.
+    let player = TABLE_NAME_PATTERN.replace("{0,38}", &format!("{{0,{}}}", crate::text::PLAYER_NAME_MAX - 2));
+    for schema in ["GuestSignIn", "RenameAccount"] {
+        if let Some(name) = doc.pointer_mut(&format!("/components/schemas/{schema}/properties/name")) {
+            name["pattern"] = json!(player);
+        }
     }
     if let Some(body) = doc.pointer_mut("/paths/~1api~1v1~1tables/post/requestBody") {
         body["required"] = json!(false);
@@ -194,6 +239,8 @@ mod tests {
         assert_eq!(doc.pointer("/paths/~1api~1v1~1tables/post/requestBody/required"), Some(&json!(false)));
         let name = doc.pointer("/components/schemas/CreateTable/properties/name").unwrap();
         assert_eq!(name["pattern"], json!(TABLE_NAME_PATTERN));
+        let player = doc.pointer("/components/schemas/RenameAccount/properties/name/pattern").unwrap();
+        assert!(player.as_str().unwrap().contains("{0,22}"), "{player}");
         let limit = |path: &str| {
             let params = doc.pointer(&format!("/paths/{path}/get/parameters")).unwrap().as_array().unwrap();
             let limit = params.iter().find(|p| p["name"] == "limit").unwrap();
@@ -221,9 +268,18 @@ mod tests {
     #[test]
     fn every_path_and_message_is_described() {
         let doc = serde_json::to_value(document()).unwrap();
-        for path in
-            ["/api/v1/tables", "/api/v1/tables/{id}", "/api/v1/matches", "/api/v1/matches/{id}", "/healthz"]
-        {
+        for path in [
+            "/api/v1/tables",
+            "/api/v1/tables/{id}",
+            "/api/v1/matches",
+            "/api/v1/matches/{id}",
+            "/healthz",
+            "/api/v1/accounts/guest",
+            "/api/v1/names/suggestion",
+            "/api/v1/me",
+            "/api/v1/me/sessions",
+            "/api/v1/me/sessions/{session}",
+        ] {
             assert!(doc["paths"][path].is_object(), "{path} missing");
         }
         let schema = protocol_schema();

@@ -12,6 +12,7 @@ use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
+use crate::accounts::Accounts;
 use crate::admission::{Limits, client_addr};
 use crate::cluster::Cluster;
 use crate::config::{Cidr, Config};
@@ -30,6 +31,8 @@ pub struct Shared {
     pub tables: Directory,
     /// The event log (match records, readiness).
     pub journal: Journal,
+    /// Accounts and sessions.
+    pub accounts: Arc<Accounts>,
     /// Cancelled when the server shuts down.
     pub shutdown: CancellationToken,
     /// Tracks table and connection tasks, to wait for them on shutdown.
@@ -67,11 +70,13 @@ impl Shared {
         let limits = Limits::new(&config.limits);
         let trusted_proxies = config.trusted_proxies();
         let requests = Arc::new(Semaphore::new(config.limits.max_concurrent_requests));
+        let accounts = Arc::new(Accounts::new(journal.accounts(), config.accounts.clone()));
         Arc::new(Shared {
             config,
             hosting,
             tables,
             journal,
+            accounts,
             shutdown,
             tracker,
             connections: AtomicUsize::new(0),

@@ -1,4 +1,10 @@
-//! Text a player typed that everybody will see: which names are accepted.
+//! Text a player typed that everybody will see: which names are accepted,
+//! and when two names are the same name.
+
+use unicode_normalization::UnicodeNormalization;
+
+/// The longest display name of a player, in characters.
+pub const PLAYER_NAME_MAX: usize = 24;
 
 /// Checks a display name: trimmed, 1..=`max` characters, no control
 /// characters and none of the invisible characters that could make a name
@@ -33,6 +39,25 @@ pub fn is_spoofing(c: char) -> bool {
     )
 }
 
+/// The form two display names are compared in: NFKC, case-folded (the
+/// lower case of the upper case of the NFKC form, which folds "ß" to "ss"
+/// and "ς" to "σ" as full case folding does, normalized again), every run
+/// of white space one space. "ANN", "ann" and "Ａｎｎ" (full-width) have
+/// one key.
+pub fn name_key(name: &str) -> String {
+    let nfkc: String = name.nfkc().collect();
+    let folded: String = nfkc.to_uppercase().to_lowercase().nfkc().collect();
+    folded.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// The confusable skeleton of a name's [`name_key`] (Unicode UTS 39):
+/// names that look alike have one skeleton ("Ann" with a Cyrillic "а",
+/// "rn" and "m", "l" and "1"). Two display names are the same name when
+/// their skeletons are equal.
+pub fn name_skeleton(name: &str) -> String {
+    unicode_security::confusable_detection::skeleton(&name_key(name)).collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -45,6 +70,25 @@ mod tests {
         assert_eq!(clean_name("a\u{7}b", 24), None);
         assert_eq!(clean_name(&"x".repeat(25), 24), None);
         assert_eq!(clean_name(&"é".repeat(24), 24), Some("é".repeat(24)));
+    }
+
+    #[test]
+    fn names_are_the_same_after_case_folding_nfkc_and_confusables() {
+        let same = |a: &str, b: &str| name_skeleton(a) == name_skeleton(b);
+        assert_eq!(name_key("  ANN   Lee "), "ann lee");
+        assert_eq!(name_key("Ａｎｎ"), "ann", "full-width letters are NFKC-folded");
+        assert!(same("Ann", "ann"));
+        assert!(same("Ann", "ANN"));
+        assert!(same("Ann", "\u{0410}nn"), "Cyrillic capital A");
+        assert!(same("ann", "\u{0430}nn"), "Cyrillic small a");
+        assert!(same("Bern", "Bem"), "rn looks like m");
+        assert!(same("Paul", "Pau1"), "1 looks like l");
+        assert!(same("Ann Lee", "Ann  Lee"));
+        assert!(same("Straße", "STRASSE"), "full case folding of ß");
+        assert!(same("\u{39F}\u{394}\u{39F}\u{3A3}", "\u{3BF}\u{3B4}\u{3BF}\u{3C2}"), "final sigma");
+        assert!(!same("Ann", "Anne"));
+        assert!(!same("Ann", "Bo"));
+        assert!(!same("مريم", "Ann"));
     }
 
     #[test]

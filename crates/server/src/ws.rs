@@ -21,7 +21,8 @@ use tokio::sync::{mpsc, oneshot};
 use tokio::time::Instant;
 use tracing::{Instrument, debug, info_span};
 
-use crate::boundary::{BrowserOrigin, Connecting};
+use crate::accounts::SignedIn;
+use crate::boundary::{BrowserOrigin, Connecting, Presented, presented_session};
 use crate::error::AppError;
 use crate::state::AppState;
 use crate::table::{Act, Attach, ConnId, Frame, Role, TableCommand, TableHandle};
@@ -39,6 +40,8 @@ pub const CLOSE_TABLE_CLOSED: u16 = 4003;
 /// Close code: the connection did not join, resume or watch a table within
 /// `limits.attach_timeout_secs`.
 pub const CLOSE_UNATTACHED: u16 = 4004;
+/// Close code: the connection's session was signed out or expired.
+pub const CLOSE_SIGNED_OUT: u16 = 4005;
 /// Close code: the table let go of the connection for a reason of its own
 /// (standard "normal closure").
 pub const CLOSE_NORMAL: u16 = 1000;
@@ -98,6 +101,24 @@ pub async fn upgrade(
         return AppError::rate_limited("too many new connections from your address: wait a minute", wait)
             .into_response();
     }
+    // The session: a bearer token must be good (a native client asked for
+    // it); a cookie that is not (expired, signed out) is the browser's old
+    // one, and the connection goes on without a session.
+    let signed = match presented_session(&headers) {
+        Presented::Nothing => None,
+        Presented::Cookie(token) => state.accounts.authenticate(&token).await.ok(),
+        Presented::Bearer(token) => match state.accounts.authenticate(&token).await {
+            Ok(signed) => Some(signed),
+            Err(e) => return e.into_response(),
+        },
+        Presented::Malformed => {
+            return AppError::new(
+                ErrorCode::Unauthorized,
+                "the Authorization header must be \"Bearer\" and a session token",
+            )
+            .into_response();
+        }
+    };
     if !state.limits.open_connection(client) {
         crate::metrics::rate_limited("open_connections");
         return AppError::rate_limited(
@@ -133,7 +154,7 @@ pub async fn upgrade(
             tracker.track_future(
                 async move {
                     let _guard = guard;
-                    Connection::new(id, state).run(socket).await;
+                    Connection::new(id, state, signed).run(socket).await;
                 }
                 .instrument(span),
             )
@@ -178,6 +199,9 @@ struct Connection {
     pinged: Option<(Instant, Duration)>,
     /// The `seq` of the last view or change frame written.
     last_seq: u64,
+    /// The account and session the connection was opened with, looked up
+    /// once at the upgrade.
+    signed: Option<SignedIn>,
 }
 
 /// How the connection goes on, or why it ends.
@@ -212,6 +236,7 @@ impl Flow {
             Flow::Close(CLOSE_TABLE_CLOSED, _) => "table_closed",
             Flow::Close(CLOSE_TABLE_MOVED, _) => "table_moved",
             Flow::Close(CLOSE_NORMAL, _) => "released",
+            Flow::Close(CLOSE_SIGNED_OUT, _) => "signed_out",
             Flow::Close(CLOSE_PROTOCOL_ERROR | CLOSE_INVALID_DATA | CLOSE_TOO_BIG, _) => "protocol",
             Flow::Close(..) => "error",
         }
@@ -271,7 +296,7 @@ fn flow_of(result: Result<(), Flow>) -> Flow {
 }
 
 impl Connection {
-    fn new(id: ConnId, state: AppState) -> Connection {
+    fn new(id: ConnId, state: AppState, signed: Option<SignedIn>) -> Connection {
         let (outbox, inbox) = mpsc::channel(state.config.limits.outbox_frames);
         let write_timeout = Duration::from_secs(state.config.limits.write_timeout_secs);
         Connection {
@@ -287,6 +312,7 @@ impl Connection {
             heartbeats: false,
             pinged: None,
             last_seq: 0,
+            signed,
         }
     }
 
@@ -344,9 +370,25 @@ impl Connection {
         // token's waiter list (a lock every connection shares) each time.
         let shutdown = self.state.shutdown.clone().cancelled_owned();
         tokio::pin!(shutdown);
+        // Signed out or run out: the connection closes.
+        let watch = self.signed.as_ref().map(|s| {
+            let left = Duration::from_millis(s.session.expires_at_ms.saturating_sub(now_ms()));
+            (self.state.accounts.watch(s.session.id), left)
+        });
+        let session_ended = async {
+            match &watch {
+                Some((watch, left)) => tokio::select! {
+                    () = watch.ended() => {}
+                    () = tokio::time::sleep(*left) => {}
+                },
+                None => std::future::pending().await,
+            }
+        };
+        tokio::pin!(session_ended);
         loop {
             let flow = tokio::select! {
                 () = &mut shutdown => Flow::going_away(),
+                () = &mut session_ended => Flow::close(CLOSE_SIGNED_OUT, "signed out: the session ended"),
                 () = &mut attach_by, if self.table.is_none() => {
                     Flow::Close(CLOSE_UNATTACHED, Cow::Owned(format!("attach to a table within {attach_secs} s")))
                 }

@@ -11,9 +11,17 @@ use super::sql::WriteOp;
 use super::{StorageError, StoredTable, summary_of};
 
 /// Tables by id. A `std` mutex: it is never held across an `.await`.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct MemoryStore {
     tables: Mutex<HashMap<Uuid, StoredTable>>,
+    /// The accounts, kept in memory beside the log.
+    pub(super) accounts: super::AccountStore,
+}
+
+impl Default for MemoryStore {
+    fn default() -> MemoryStore {
+        MemoryStore { tables: Mutex::default(), accounts: super::AccountStore::memory() }
+    }
 }
 
 fn missing(table: Uuid) -> StorageError {

@@ -17,11 +17,13 @@ use spades_engine::{
 use spades_protocol::{ActionSource, MatchSummary, RecordSeat, SeatKind, SeatPlayer, TableOptions};
 use uuid::Uuid;
 
+mod accounts;
 mod faults;
 mod lease;
 mod memory;
 mod sql;
 
+pub use accounts::{AccountRow, AccountStore, Created, NameHolder, NewGuest, Rename, Renamed, SessionRow};
 pub use faults::{Faults, Op};
 pub use lease::{Claimed, Leases, NodeRow, Owner, Registered, TableCounts};
 pub use memory::MemoryStore;
@@ -342,6 +344,15 @@ impl Journal {
     /// The lease store of a PostgreSQL journal (cluster mode).
     pub fn leases(&self) -> Option<Leases> {
         self.sql().and_then(SqlStore::leases)
+    }
+
+    /// The account store on the same database (for a log kept in memory,
+    /// one kept in memory with it). Every call answers the same store.
+    pub fn accounts(&self) -> AccountStore {
+        match &*self.backend {
+            Backend::Memory(m) => m.accounts.clone(),
+            Backend::Sql(s) => s.accounts(),
+        }
     }
 
     /// A log kept in memory only (tests and benchmarks).

@@ -285,6 +285,11 @@ impl SqlStore {
         }
     }
 
+    /// The account store on the same database.
+    pub(super) fn accounts(&self) -> super::AccountStore {
+        super::AccountStore::sql(self.pool.clone(), self.read_timeout)
+    }
+
     /// `sqlite` or `postgres`.
     pub fn kind(&self) -> &'static str {
         match self.pool {

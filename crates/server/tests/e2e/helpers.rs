@@ -109,7 +109,21 @@ pub struct Client {
 
 impl Client {
     pub async fn connect(addr: SocketAddr) -> Client {
-        let (ws, _) = tokio_tungstenite::connect_async(format!("ws://{addr}/ws")).await.unwrap();
+        Client::connect_with(addr, &[]).await
+    }
+
+    /// [`Client::connect`] with these headers on the upgrade request (a
+    /// session's cookie or bearer token, an `Origin`).
+    pub async fn connect_with(addr: SocketAddr, headers: &[(&str, &str)]) -> Client {
+        use tokio_tungstenite::tungstenite::client::IntoClientRequest;
+        let mut req = format!("ws://{addr}/ws").into_client_request().unwrap();
+        for (name, value) in headers {
+            req.headers_mut().append(
+                tokio_tungstenite::tungstenite::http::HeaderName::from_bytes(name.as_bytes()).unwrap(),
+                value.parse().unwrap(),
+            );
+        }
+        let (ws, _) = tokio_tungstenite::connect_async(req).await.unwrap();
         let mut c = Client {
             ws,
             next_req: 1,

@@ -1,6 +1,8 @@
 //! End-to-end tests: the real server on an ephemeral port, real WebSocket
 //! and HTTP clients.
 
+/// Guest accounts and sessions: device secrets, unique names, renames, signing out, expiry, refusals.
+mod accounts;
 /// REST errors as JSON, refusals echoing `req` in plain English, bids out of range, spoofing names.
 mod api_edges;
 /// A silent heartbeating client shown away; matches nobody is at any more end; chat message ids.

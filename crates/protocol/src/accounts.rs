@@ -1,0 +1,148 @@
+//! The REST messages of accounts and sessions (`/api/v1/accounts/…`,
+//! `/api/v1/me…`, `/api/v1/names/…`). Every player is an account: a guest
+//! first, made from a random device secret the client keeps.
+
+use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
+use uuid::Uuid;
+
+/// `POST /api/v1/accounts/guest`: a device's secret exchanged for a
+/// session of its account, made on first use. `Debug` never shows the
+/// secret.
+#[derive(Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct GuestSignIn {
+    /// The device's secret: 32 to 128 characters of `A-Z a-z 0-9 - _`,
+    /// made at random by the client (32 random bytes, base64url) and kept
+    /// (a browser's localStorage, a file of mode 0600). The server keeps
+    /// only its SHA-256.
+    #[schema(min_length = 32, max_length = 128, pattern = "^[A-Za-z0-9_-]{32,128}$")]
+    pub device_secret: String,
+    /// The display name of a new account (1 to 24 characters, unique on
+    /// the server); absent: a generated one. Ignored when the device
+    /// already has an account (so a retried request is harmless): rename
+    /// with `PATCH /api/v1/me`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// Where the session's token goes: `cookie` (an HttpOnly cookie,
+    /// nothing in the body; browsers) or `bearer` (in the body as `token`,
+    /// sent back as `Authorization: Bearer`; native clients).
+    #[serde(default)]
+    pub session: SessionDelivery,
+}
+
+impl std::fmt::Debug for GuestSignIn {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("GuestSignIn")
+            .field("device_secret", &"<secret>")
+            .field("name", &self.name)
+            .field("session", &self.session)
+            .finish()
+    }
+}
+
+/// Where a new session's token goes.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum SessionDelivery {
+    /// A `spades_session` cookie: HttpOnly, SameSite=Lax, Secure behind a
+    /// TLS proxy; the body holds no token.
+    #[default]
+    Cookie,
+    /// The body's `token`, for `Authorization: Bearer`.
+    Bearer,
+}
+
+/// What kind of account.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum AccountKind {
+    /// Made from a device secret: it lives as long as a device keeps it.
+    Guest,
+}
+
+/// An account as its owner sees it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+pub struct Account {
+    /// Its id.
+    pub id: Uuid,
+    /// The display name.
+    pub name: String,
+    /// What kind.
+    pub kind: AccountKind,
+    /// Made, Unix ms.
+    pub created_at: u64,
+    /// The earliest time of the next rename, Unix ms; absent: now.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rename_after: Option<u64>,
+}
+
+/// One session of an account.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+pub struct SessionInfo {
+    /// Its id (not its token).
+    pub id: Uuid,
+    /// The client that signed in (its `User-Agent`, at most 120
+    /// characters).
+    pub client: String,
+    /// The address it signed in from.
+    pub address: String,
+    /// Made, Unix ms.
+    pub created_at: u64,
+    /// Last used, Unix ms (kept to the minute).
+    pub last_used_at: u64,
+    /// Ends then unless used before (every use renews it), Unix ms.
+    pub expires_at: u64,
+    /// The session of this request.
+    pub current: bool,
+}
+
+/// The answer of `POST /api/v1/accounts/guest`.
+#[derive(Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+pub struct SignedIn {
+    /// The account.
+    pub account: Account,
+    /// The new session.
+    pub session: SessionInfo,
+    /// The session's token (64 hex digits), only when asked for as
+    /// `bearer`; shown once.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub token: Option<String>,
+    /// True when this request made the account.
+    pub created: bool,
+}
+
+impl std::fmt::Debug for SignedIn {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SignedIn")
+            .field("account", &self.account)
+            .field("session", &self.session)
+            .field("token", &self.token.as_ref().map(|_| "<secret>"))
+            .field("created", &self.created)
+            .finish()
+    }
+}
+
+/// `GET /api/v1/me`: the signed-in account and this session.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+pub struct Me {
+    /// The account.
+    pub account: Account,
+    /// This request's session.
+    pub session: SessionInfo,
+}
+
+/// `PATCH /api/v1/me`: a new display name.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RenameAccount {
+    /// The new name (1 to 24 characters, unique on the server).
+    pub name: String,
+}
+
+/// `GET /api/v1/names/suggestion`: a generated name nobody holds now.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+pub struct NameSuggestion {
+    /// The name.
+    pub name: String,
+}

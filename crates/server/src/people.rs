@@ -1,0 +1,284 @@
+//! The `/api/v1` routes of accounts and sessions: a guest account and
+//! session from a device secret, a generated name, the signed-in account
+//! (`/me`), a rename, the account's sessions and signing them out. The
+//! rules are `accounts.rs`'s; these handlers read the request and write
+//! the cookie.
+
+use std::net::SocketAddr;
+
+use axum::extract::{ConnectInfo, DefaultBodyLimit, Path, State};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{delete, get, post};
+use axum::{Json, Router};
+use spades_protocol::{
+    Account, ApiError, ErrorCode, GuestSignIn, Me, NameSuggestion, RenameAccount, SessionDelivery,
+    SessionInfo, SignedIn,
+};
+use uuid::Uuid;
+
+use crate::accounts::{Accounts, DeviceSecret, Requester};
+use crate::admission::over_tls;
+use crate::boundary::{
+    AccountChange, BrowserOrigin, JsonBody, MAX_BODY_BYTES, SESSION_COOKIE, Signed, SigningIn,
+};
+use crate::error::AppError;
+use crate::state::AppState;
+
+/// The routes, merged into `rest::routes` by `app.rs`.
+pub fn routes() -> Router<AppState> {
+    Router::new()
+        .route("/accounts/guest", post(guest))
+        .route("/names/suggestion", get(suggest_name))
+        .route("/me", get(me).patch(rename))
+        .route("/me/sessions", get(sessions).delete(sign_out_everywhere))
+        .route("/me/sessions/{session}", delete(sign_out))
+        .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
+}
+
+/// The `Set-Cookie` of a session: HttpOnly, SameSite=Lax, for the whole
+/// site, as long as the session lasts unused; Secure when the request came
+/// over TLS through a trusted proxy. An empty token with no age clears it.
+fn session_cookie(token: &str, max_age_secs: u64, secure: bool) -> HeaderValue {
+    let secure = if secure { "; Secure" } else { "" };
+    let cookie =
+        format!("{SESSION_COOKIE}={token}; Path=/; HttpOnly; SameSite=Lax; Max-Age={max_age_secs}{secure}");
+    // A token is hex: the value is always a valid header.
+    HeaderValue::from_str(&cookie).unwrap_or_else(|_| HeaderValue::from_static("spades_session=; Max-Age=0"))
+}
+
+fn secure(state: &AppState, peer: SocketAddr, headers: &HeaderMap) -> bool {
+    over_tls(peer.ip(), headers, &state.trusted_proxies)
+}
+
+/// Answers that hold a session or its token are never cached.
+fn no_store(mut response: Response) -> Response {
+    response.headers_mut().insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    response
+}
+
+/// A device's secret exchanged for a session of its account, made on first use.
+#[utoipa::path(
+    post,
+    path = "/api/v1/accounts/guest",
+    tag = "accounts",
+    request_body(content = GuestSignIn, description = "The device's secret, and the name of a new account"),
+    responses(
+        (status = 200, description = "Signed in to the device's account (a new session); with `session: cookie` the `spades_session` cookie is set", body = SignedIn),
+        (status = 201, description = "The account was made and signed in (a new session); with `session: cookie` the `spades_session` cookie is set", body = SignedIn),
+        (status = 400, description = "A malformed secret (`bad_message`), an invalid name (`invalid_name`) or body (`invalid_options`)", body = ApiError),
+        (status = 403, description = "A browser page of an origin that is neither this server's nor allowed (`bad_message`)", body = ApiError),
+        (status = 409, description = "The name is taken, looks like a name in use, or is kept for the player who gave it up (`name_taken`)", body = ApiError),
+        (status = 413, description = "A body over 16 KiB (`bad_message`)", body = ApiError),
+        (status = 415, description = "A body that is not `Content-Type: application/json` (`bad_message`)", body = ApiError),
+        (status = 429, description = "Too many new accounts or requests from this address (`rate_limited`; see `Retry-After`)", body = ApiError),
+        (status = 503, description = "Accounts cannot be read or written right now (`storage_unavailable`), or the server is too busy (`capacity`, `internal`)", body = ApiError),
+    )
+)]
+pub async fn guest(
+    State(state): State<AppState>,
+    ConnectInfo(peer): ConnectInfo<SocketAddr>,
+    headers: HeaderMap,
+    _: BrowserOrigin<SigningIn>,
+    JsonBody(req, ()): JsonBody<GuestSignIn>,
+) -> Result<Response, AppError> {
+    let secret = DeviceSecret::new(req.device_secret)?;
+    let client = state.client_ip(peer.ip(), &headers);
+    let who = Requester::new(headers.get(header::USER_AGENT).and_then(|v| v.to_str().ok()), client);
+    let (signed, token, created) = state
+        .accounts
+        .guest(&secret, req.name.as_deref(), &who, || state.limits.allow_account(client))
+        .await?;
+    let body = SignedIn {
+        account: state.accounts.account_view(&signed.account),
+        session: Accounts::session_view(&signed.session, signed.session.id),
+        token: (req.session == SessionDelivery::Bearer).then(|| token.0.clone()),
+        created,
+    };
+    let status = if created { StatusCode::CREATED } else { StatusCode::OK };
+    let mut response = (status, Json(body)).into_response();
+    if req.session == SessionDelivery::Cookie {
+        let cookie =
+            session_cookie(&token.0, state.config.accounts.session_secs, secure(&state, peer, &headers));
+        response.headers_mut().insert(header::SET_COOKIE, cookie);
+    }
+    Ok(no_store(response))
+}
+
+/// A generated display name that nobody holds now, to offer a first visitor.
+#[utoipa::path(
+    get,
+    path = "/api/v1/names/suggestion",
+    tag = "accounts",
+    responses(
+        (status = 200, description = "A free name (free now: taking it may still be refused if someone else is faster)", body = NameSuggestion),
+        (status = 429, description = "Too many requests from this address (`rate_limited`; see `Retry-After`)", body = ApiError),
+        (status = 503, description = "Accounts cannot be read right now (`storage_unavailable`), or the server is too busy (`capacity`, `internal`)", body = ApiError),
+    )
+)]
+pub async fn suggest_name(State(state): State<AppState>) -> Result<Response, AppError> {
+    let name = state.accounts.suggest_name().await?;
+    Ok(no_store(Json(NameSuggestion { name }).into_response()))
+}
+
+/// The signed-in account and this request's session.
+#[utoipa::path(
+    get,
+    path = "/api/v1/me",
+    tag = "accounts",
+    security(("session_cookie" = []), ("bearer" = [])),
+    responses(
+        (status = 200, description = "The account and this session", body = Me),
+        (status = 401, description = "No session, or one that expired or was signed out (`unauthorized`)", body = ApiError),
+        (status = 429, description = "Too many requests from this address (`rate_limited`; see `Retry-After`)", body = ApiError),
+        (status = 503, description = "Accounts cannot be read right now (`storage_unavailable`), or the server is too busy (`capacity`, `internal`)", body = ApiError),
+    )
+)]
+pub async fn me(State(state): State<AppState>, Signed(who): Signed) -> Response {
+    let body = Me {
+        account: state.accounts.account_view(&who.account),
+        session: Accounts::session_view(&who.session, who.session.id),
+    };
+    no_store(Json(body).into_response())
+}
+
+/// A new display name for the signed-in account.
+#[utoipa::path(
+    patch,
+    path = "/api/v1/me",
+    tag = "accounts",
+    security(("session_cookie" = []), ("bearer" = [])),
+    request_body(content = RenameAccount, description = "The new name"),
+    responses(
+        (status = 200, description = "Renamed; the old name is kept for this account for `accounts.name_kept_secs`", body = Account),
+        (status = 400, description = "An invalid name (`invalid_name`) or body (`invalid_options`)", body = ApiError),
+        (status = 401, description = "No session, or one that expired or was signed out (`unauthorized`)", body = ApiError),
+        (status = 403, description = "A browser page of an origin that is neither this server's nor allowed (`bad_message`)", body = ApiError),
+        (status = 409, description = "The name is taken, looks like a name in use, or is kept for the player who gave it up (`name_taken`)", body = ApiError),
+        (status = 413, description = "A body over 16 KiB (`bad_message`)", body = ApiError),
+        (status = 415, description = "A body that is not `Content-Type: application/json` (`bad_message`)", body = ApiError),
+        (status = 429, description = "A rename sooner than `accounts.rename_interval_secs` after the last, or too many requests (`rate_limited`; see `Retry-After`)", body = ApiError),
+        (status = 503, description = "Accounts cannot be written right now (`storage_unavailable`), or the server is too busy (`capacity`, `internal`)", body = ApiError),
+    )
+)]
+pub async fn rename(
+    State(state): State<AppState>,
+    _: BrowserOrigin<AccountChange>,
+    Signed(who): Signed,
+    JsonBody(req, ()): JsonBody<RenameAccount>,
+) -> Result<Response, AppError> {
+    let account = state.accounts.rename(&who, &req.name).await?;
+    Ok(no_store(Json(state.accounts.account_view(&account)).into_response()))
+}
+
+/// The signed-in account's sessions that have not expired, the last used first.
+#[utoipa::path(
+    get,
+    path = "/api/v1/me/sessions",
+    tag = "accounts",
+    security(("session_cookie" = []), ("bearer" = [])),
+    responses(
+        (status = 200, description = "The sessions; `current` marks this request's", body = Vec<SessionInfo>),
+        (status = 401, description = "No session, or one that expired or was signed out (`unauthorized`)", body = ApiError),
+        (status = 429, description = "Too many requests from this address (`rate_limited`; see `Retry-After`)", body = ApiError),
+        (status = 503, description = "Accounts cannot be read right now (`storage_unavailable`), or the server is too busy (`capacity`, `internal`)", body = ApiError),
+    )
+)]
+pub async fn sessions(State(state): State<AppState>, Signed(who): Signed) -> Result<Response, AppError> {
+    let list: Vec<SessionInfo> = state
+        .accounts
+        .sessions(&who)
+        .await?
+        .iter()
+        .map(|s| Accounts::session_view(s, who.session.id))
+        .collect();
+    Ok(no_store(Json(list).into_response()))
+}
+
+/// Signs out every session of the account, this one too, and closes their WebSockets (code 4005).
+#[utoipa::path(
+    delete,
+    path = "/api/v1/me/sessions",
+    tag = "accounts",
+    security(("session_cookie" = []), ("bearer" = [])),
+    responses(
+        (status = 204, description = "Signed out everywhere; the `spades_session` cookie is cleared"),
+        (status = 401, description = "No session, or one that expired or was signed out (`unauthorized`)", body = ApiError),
+        (status = 403, description = "A browser page of an origin that is neither this server's nor allowed (`bad_message`)", body = ApiError),
+        (status = 429, description = "Too many requests from this address (`rate_limited`; see `Retry-After`)", body = ApiError),
+        (status = 503, description = "Accounts cannot be written right now (`storage_unavailable`), or the server is too busy (`capacity`, `internal`)", body = ApiError),
+    )
+)]
+pub async fn sign_out_everywhere(
+    State(state): State<AppState>,
+    ConnectInfo(peer): ConnectInfo<SocketAddr>,
+    headers: HeaderMap,
+    _: BrowserOrigin<AccountChange>,
+    Signed(who): Signed,
+) -> Result<Response, AppError> {
+    state.accounts.sign_out(&who, None).await?;
+    Ok(signed_out(&state, peer, &headers))
+}
+
+/// 204, clearing the cookie.
+fn signed_out(state: &AppState, peer: SocketAddr, headers: &HeaderMap) -> Response {
+    let mut response = StatusCode::NO_CONTENT.into_response();
+    response.headers_mut().insert(header::SET_COOKIE, session_cookie("", 0, secure(state, peer, headers)));
+    no_store(response)
+}
+
+/// Signs out one session of the account (`current`: this one) and closes its WebSockets (code 4005).
+#[utoipa::path(
+    delete,
+    path = "/api/v1/me/sessions/{session}",
+    tag = "accounts",
+    security(("session_cookie" = []), ("bearer" = [])),
+    params(("session" = String, Path, description = "The session's id, or `current` for this request's")),
+    responses(
+        (status = 204, description = "Signed out; when it was this request's session, the `spades_session` cookie is cleared"),
+        (status = 401, description = "No session, or one that expired or was signed out (`unauthorized`)", body = ApiError),
+        (status = 403, description = "A browser page of an origin that is neither this server's nor allowed (`bad_message`)", body = ApiError),
+        (status = 404, description = "No session of this account has this id (`not_found`)", body = ApiError),
+        (status = 429, description = "Too many requests from this address (`rate_limited`; see `Retry-After`)", body = ApiError),
+        (status = 503, description = "Accounts cannot be written right now (`storage_unavailable`), or the server is too busy (`capacity`, `internal`)", body = ApiError),
+    )
+)]
+pub async fn sign_out(
+    State(state): State<AppState>,
+    ConnectInfo(peer): ConnectInfo<SocketAddr>,
+    headers: HeaderMap,
+    Path(session): Path<String>,
+    _: BrowserOrigin<AccountChange>,
+    Signed(who): Signed,
+) -> Result<Response, AppError> {
+    let not_found = || AppError::new(ErrorCode::NotFound, "no session of yours has this id");
+    let id = if session == "current" {
+        who.session.id
+    } else {
+        session.parse::<Uuid>().map_err(|_| not_found())?
+    };
+    if state.accounts.sign_out(&who, Some(id)).await?.is_empty() {
+        return Err(not_found());
+    }
+    if id == who.session.id {
+        return Ok(signed_out(&state, peer, &headers));
+    }
+    Ok(no_store(StatusCode::NO_CONTENT.into_response()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn session_cookies_are_http_only_and_lax() {
+        assert_eq!(
+            session_cookie("ab12", 60, false),
+            "spades_session=ab12; Path=/; HttpOnly; SameSite=Lax; Max-Age=60"
+        );
+        assert_eq!(
+            session_cookie("", 0, true),
+            "spades_session=; Path=/; HttpOnly; SameSite=Lax; Max-Age=0; Secure"
+        );
+    }
+}

@@ -1,0 +1,369 @@
+//! Guest accounts and sessions over the documented REST API: a device
+//! secret exchanged for a session (cookie or bearer), unique names, renames,
+//! sessions listed and signed out (their WebSockets closed), expiry, the
+//! cross-site and per-address refusals.
+
+use std::time::Duration;
+
+use reqwest::header::{HeaderMap, HeaderValue};
+use serde_json::{Value, json};
+use spades_protocol::ErrorCode;
+
+use crate::helpers::*;
+
+/// A device secret: `n` made into 43 base64url-like characters.
+fn secret(n: u32) -> String {
+    format!("{n:08}-{}", "Qw_e".repeat(9))
+}
+
+/// What a sign-in answered: status, body, the cookie's `name=value` (if
+/// set) and the whole `Set-Cookie`.
+struct Answer {
+    status: u16,
+    body: Value,
+    cookie: Option<String>,
+    set_cookie: String,
+    headers: HeaderMap,
+}
+
+async fn send(req: reqwest::RequestBuilder) -> Answer {
+    let resp = req.send().await.unwrap();
+    let status = resp.status().as_u16();
+    let headers = resp.headers().clone();
+    let set_cookie = headers.get("set-cookie").map(|v| v.to_str().unwrap().to_owned()).unwrap_or_default();
+    let cookie = set_cookie.split(';').next().filter(|c| c.starts_with("spades_session=")).map(str::to_owned);
+    let text = resp.text().await.unwrap();
+    let body = if text.is_empty() { Value::Null } else { serde_json::from_str(&text).unwrap() };
+    Answer { status, body, cookie, set_cookie, headers }
+}
+
+async fn guest(server: &TestServer, body: Value) -> Answer {
+    send(server.http.post(server.url("/api/v1/accounts/guest")).json(&body)).await
+}
+
+/// A bearer session of a new account named `name`: (token, account id).
+async fn bearer(server: &TestServer, n: u32, name: &str) -> (String, String) {
+    let a = guest(server, json!({"device_secret": secret(n), "name": name, "session": "bearer"})).await;
+    assert_eq!(a.status, 201, "{}", a.body);
+    (a.body["token"].as_str().unwrap().to_owned(), a.body["account"]["id"].as_str().unwrap().to_owned())
+}
+
+fn refused(a: &Answer, status: u16, code: ErrorCode) -> String {
+    assert_eq!(a.status, status, "{}", a.body);
+    assert_eq!(a.body["code"], json!(code.as_str()), "{}", a.body);
+    a.body["message"].as_str().unwrap().to_owned()
+}
+
+fn config() -> spades_server::Config {
+    let mut config = test_config();
+    config.accounts.rename_interval_secs = 0;
+    config
+}
+
+#[tokio::test]
+async fn a_first_visit_makes_a_guest_and_the_device_signs_in_again() {
+    let server = spawn_server(config()).await;
+    let suggestion = send(server.http.get(server.url("/api/v1/names/suggestion"))).await;
+    assert_eq!(suggestion.status, 200);
+    let offered = suggestion.body["name"].as_str().unwrap().to_owned();
+    assert_eq!(offered.split(' ').count(), 3, "{offered}");
+
+    // A browser: the session in an HttpOnly, SameSite=Lax cookie, no token
+    // in the body.
+    let first = send(
+        server
+            .http
+            .post(server.url("/api/v1/accounts/guest"))
+            .header("user-agent", "Firefox test")
+            .json(&json!({"device_secret": secret(1), "name": offered})),
+    )
+    .await;
+    assert_eq!(first.status, 201, "{}", first.body);
+    assert_eq!(first.body["created"], json!(true));
+    assert_eq!(first.body["account"]["name"], json!(offered));
+    assert_eq!(first.body["account"]["kind"], json!("guest"));
+    assert!(first.body.get("token").is_none(), "a cookie session puts no token in the body");
+    for part in ["HttpOnly", "SameSite=Lax", "Path=/", "Max-Age=2592000"] {
+        assert!(first.set_cookie.contains(part), "{part} missing: {}", first.set_cookie);
+    }
+    assert!(!first.set_cookie.contains("Secure"), "plain HTTP from no trusted proxy");
+    assert_eq!(first.headers["cache-control"], "no-store");
+    let cookie = first.cookie.clone().unwrap();
+    let me = send(server.http.get(server.url("/api/v1/me")).header("cookie", &cookie)).await;
+    assert_eq!(me.status, 200, "{}", me.body);
+    assert_eq!(me.body["account"]["id"], first.body["account"]["id"]);
+    assert_eq!(me.body["session"]["client"], json!("Firefox test"));
+    assert_eq!(me.body["session"]["address"], json!("127.0.0.1"));
+    assert_eq!(me.body["session"]["current"], json!(true));
+
+    // The same device again (a reload, a retried request): the same
+    // account, a new session; the name sent is ignored.
+    let again =
+        guest(&server, json!({"device_secret": secret(1), "name": "Someone Else", "session": "bearer"}))
+            .await;
+    assert_eq!(again.status, 200, "{}", again.body);
+    assert_eq!(again.body["created"], json!(false));
+    assert_eq!(again.body["account"], first.body["account"]);
+    assert_ne!(again.body["session"]["id"], first.body["session"]["id"]);
+    assert!(again.cookie.is_none(), "a bearer session sets no cookie");
+    let token = again.body["token"].as_str().unwrap();
+    assert_eq!(token.len(), 64);
+    let me = send(server.http.get(server.url("/api/v1/me")).bearer_auth(token)).await;
+    assert_eq!(me.body["session"]["id"], again.body["session"]["id"]);
+
+    // No session, a made-up one, a malformed header: 401 with the header.
+    let none = send(server.http.get(server.url("/api/v1/me"))).await;
+    assert!(refused(&none, 401, ErrorCode::Unauthorized).contains("sign in first"));
+    assert_eq!(none.headers["www-authenticate"], "Bearer");
+    let made_up = send(server.http.get(server.url("/api/v1/me")).bearer_auth("ab".repeat(32))).await;
+    refused(&made_up, 401, ErrorCode::Unauthorized);
+    let basic = send(server.http.get(server.url("/api/v1/me")).header("authorization", "Basic eDp5")).await;
+    refused(&basic, 401, ErrorCode::Unauthorized);
+    // A secret of the wrong form.
+    let short = guest(&server, json!({"device_secret": "short"})).await;
+    refused(&short, 400, ErrorCode::BadMessage);
+    // A name left out: a generated one.
+    let generated = guest(&server, json!({"device_secret": secret(2)})).await;
+    assert_eq!(generated.status, 201);
+    assert_eq!(generated.body["account"]["name"].as_str().unwrap().split(' ').count(), 3);
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn names_are_unique_after_case_folding_and_confusables() {
+    let server = spawn_server(config()).await;
+    bearer(&server, 1, "Ann").await;
+    let cases = [
+        ("ann", "\u{201c}ann\u{201d} is taken: choose another name"),
+        ("  ANN ", "\u{201c}ANN\u{201d} is taken: choose another name"),
+        ("Ａｎｎ", "\u{201c}Ａｎｎ\u{201d} is taken: choose another name"),
+        (
+            "\u{0410}nn",
+            "\u{201c}\u{0410}nn\u{201d} looks like \u{201c}Ann\u{201d}, which is taken: choose another name",
+        ),
+    ];
+    for (n, (name, says)) in (10..).zip(cases) {
+        let a = guest(&server, json!({"device_secret": secret(n), "name": name})).await;
+        assert_eq!(refused(&a, 409, ErrorCode::NameTaken), says);
+        assert!(a.cookie.is_none());
+    }
+    for bad in ["A\u{202E}nn", "", &"x".repeat(25), "a\u{7}b"] {
+        let a = guest(&server, json!({"device_secret": secret(20), "name": bad})).await;
+        refused(&a, 400, ErrorCode::InvalidName);
+    }
+    // Nothing was made for the refused device: it may still take a name.
+    let a = guest(&server, json!({"device_secret": secret(20), "name": "Anne"})).await;
+    assert_eq!(a.status, 201, "{}", a.body);
+    // Renames are held to the same rule.
+    let (bo, _) = bearer(&server, 2, "Bo").await;
+    let r = send(server.http.patch(server.url("/api/v1/me")).bearer_auth(&bo).json(&json!({"name": "anne"})))
+        .await;
+    refused(&r, 409, ErrorCode::NameTaken);
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn renames_wait_their_interval_and_keep_the_old_name() {
+    let mut config = config();
+    config.accounts.rename_interval_secs = 3600;
+    let server = spawn_server(config).await;
+    let (ann, _) = bearer(&server, 1, "Ann").await;
+    let (bo, _) = bearer(&server, 2, "Bo").await;
+    let rename = |token: &str, name: &str| {
+        send(server.http.patch(server.url("/api/v1/me")).bearer_auth(token).json(&json!({"name": name})))
+    };
+    let r = rename(&ann, "Annie").await;
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert_eq!(r.body["name"], json!("Annie"));
+    assert!(r.body["rename_after"].as_u64().unwrap() > 0);
+    // Too soon: 429 with Retry-After.
+    let again = rename(&ann, "Anna").await;
+    assert_eq!(
+        refused(&again, 429, ErrorCode::RateLimited),
+        "a name may be changed once every 1 hour: try again in 1 hour"
+    );
+    let wait: u64 = again.headers["retry-after"].to_str().unwrap().parse().unwrap();
+    assert!((3500..=3600).contains(&wait), "{wait}");
+    // The old name is kept for Ann: nobody else may take it.
+    let taken = rename(&bo, "ann").await;
+    assert!(refused(&taken, 409, ErrorCode::NameTaken).contains("kept for them for 30 more days"));
+    let new = guest(&server, json!({"device_secret": secret(3), "name": "Ann"})).await;
+    refused(&new, 409, ErrorCode::NameTaken);
+    // The name in use now is Annie.
+    let me = send(server.http.get(server.url("/api/v1/me")).bearer_auth(&ann)).await;
+    assert_eq!(me.body["account"]["name"], json!("Annie"));
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn sessions_are_listed_and_signed_out_closing_their_sockets() {
+    let server = spawn_server(config()).await;
+    let first = send(
+        server
+            .http
+            .post(server.url("/api/v1/accounts/guest"))
+            .header("user-agent", "Laptop browser")
+            .json(&json!({"device_secret": secret(1), "name": "Ann"})),
+    )
+    .await;
+    let cookie = first.cookie.clone().unwrap();
+    let phone = guest(&server, json!({"device_secret": secret(1), "session": "bearer"})).await;
+    let token = phone.body["token"].as_str().unwrap().to_owned();
+    let phone_id = phone.body["session"]["id"].clone();
+
+    let list = send(server.http.get(server.url("/api/v1/me/sessions")).header("cookie", &cookie)).await;
+    assert_eq!(list.status, 200);
+    let list = list.body.as_array().unwrap().clone();
+    assert_eq!(list.len(), 2);
+    let mine = list.iter().find(|s| s["current"] == json!(true)).unwrap();
+    assert_eq!(mine["client"], json!("Laptop browser"));
+    assert!(list.iter().any(|s| s["id"] == phone_id && s["current"] == json!(false)));
+
+    // A socket of each session, and one without a session.
+    let mut phone_ws =
+        Client::connect_with(server.addr, &[("authorization", &format!("Bearer {token}"))]).await;
+    let mut laptop_ws = Client::connect_with(server.addr, &[("cookie", &cookie)]).await;
+    let mut anonymous = Client::connect(server.addr).await;
+
+    // Signing the phone out from the laptop closes the phone's socket.
+    let out = send(
+        server
+            .http
+            .delete(server.url(&format!("/api/v1/me/sessions/{}", phone_id.as_str().unwrap())))
+            .header("cookie", &cookie),
+    )
+    .await;
+    assert_eq!(out.status, 204);
+    assert!(out.set_cookie.is_empty(), "another session's sign-out keeps this cookie");
+    assert_eq!(phone_ws.try_recv(Duration::from_secs(5)).await, None);
+    assert_eq!(phone_ws.closed.as_ref().map(|c| c.0), Some(4005), "{:?}", phone_ws.closed);
+    let me = send(server.http.get(server.url("/api/v1/me")).bearer_auth(&token)).await;
+    refused(&me, 401, ErrorCode::Unauthorized);
+    // A session is not another account's to sign out.
+    let (bo, _) = bearer(&server, 2, "Bo").await;
+    let mine_id = mine["id"].as_str().unwrap();
+    let other =
+        send(server.http.delete(server.url(&format!("/api/v1/me/sessions/{mine_id}"))).bearer_auth(&bo))
+            .await;
+    refused(&other, 404, ErrorCode::NotFound);
+    // Signing out everywhere: the cookie is cleared, its socket closed;
+    // the socket without a session stays.
+    let all = send(server.http.delete(server.url("/api/v1/me/sessions")).header("cookie", &cookie)).await;
+    assert_eq!(all.status, 204);
+    assert!(
+        all.set_cookie.starts_with("spades_session=;") && all.set_cookie.contains("Max-Age=0"),
+        "{}",
+        all.set_cookie
+    );
+    assert_eq!(laptop_ws.try_recv(Duration::from_secs(5)).await, None);
+    assert_eq!(laptop_ws.closed.as_ref().map(|c| c.0), Some(4005));
+    let me = send(server.http.get(server.url("/api/v1/me")).header("cookie", &cookie)).await;
+    refused(&me, 401, ErrorCode::Unauthorized);
+    assert!(matches!(
+        anonymous.request(spades_protocol::ClientMessage::Ping).await,
+        spades_protocol::ServerMessage::Pong { .. }
+    ));
+    // Signing out this session by `current`.
+    let again = guest(&server, json!({"device_secret": secret(1), "session": "bearer"})).await;
+    let t = again.body["token"].as_str().unwrap();
+    let out = send(server.http.delete(server.url("/api/v1/me/sessions/current")).bearer_auth(t)).await;
+    assert_eq!(out.status, 204);
+    refused(
+        &send(server.http.get(server.url("/api/v1/me")).bearer_auth(t)).await,
+        401,
+        ErrorCode::Unauthorized,
+    );
+    // A stale cookie on the socket: connected without a session; a bad
+    // bearer token: refused.
+    let mut stale = Client::connect_with(server.addr, &[("cookie", &cookie)]).await;
+    assert!(matches!(
+        stale.request(spades_protocol::ClientMessage::Ping).await,
+        spades_protocol::ServerMessage::Pong { .. }
+    ));
+    let bad = tokio_tungstenite::connect_async({
+        use tokio_tungstenite::tungstenite::client::IntoClientRequest;
+        let mut req = format!("ws://{}/ws", server.addr).into_client_request().unwrap();
+        req.headers_mut().insert("authorization", format!("Bearer {token}").parse().unwrap());
+        req
+    })
+    .await;
+    match bad {
+        Err(tokio_tungstenite::tungstenite::Error::Http(resp)) => assert_eq!(resp.status(), 401),
+        other => panic!("a revoked bearer token was let in: {:?}", other.map(|_| ())),
+    }
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn an_expired_session_is_refused_and_its_socket_closed() {
+    let mut config = config();
+    config.accounts.session_secs = 2;
+    let server = spawn_server(config).await;
+    let (token, _) = bearer(&server, 1, "Ann").await;
+    let mut ws = Client::connect_with(server.addr, &[("authorization", &format!("Bearer {token}"))]).await;
+    let table = server.create_table(spades_protocol::TableOptions::default()).await;
+    ws.request(spades_protocol::ClientMessage::Watch { table: table.table, protocol: None }).await;
+    // Closed when the session runs out, with no request made.
+    while ws.try_recv(Duration::from_secs(5)).await.is_some() {}
+    assert_eq!(ws.closed.as_ref().map(|c| c.0), Some(4005), "{:?}", ws.closed);
+    let me = send(server.http.get(server.url("/api/v1/me")).bearer_auth(&token)).await;
+    refused(&me, 401, ErrorCode::Unauthorized);
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn a_cross_site_page_cannot_use_the_cookie() {
+    let server = spawn_server(config()).await;
+    let first = guest(&server, json!({"device_secret": secret(1), "name": "Ann"})).await;
+    let cookie = first.cookie.unwrap();
+    let from = |origin: &'static str, req: reqwest::RequestBuilder| {
+        send(req.header("cookie", cookie.clone()).header("origin", HeaderValue::from_static(origin)))
+    };
+    let own = format!("http://{}", server.addr);
+    let evil = "https://evil.example";
+    let rename =
+        from(evil, server.http.patch(server.url("/api/v1/me")).json(&json!({"name": "Mallory"}))).await;
+    assert_eq!(refused(&rename, 403, ErrorCode::BadMessage), "pages of this origin may not change accounts");
+    let out = from(evil, server.http.delete(server.url("/api/v1/me/sessions"))).await;
+    refused(&out, 403, ErrorCode::BadMessage);
+    let sign_in = send(
+        server
+            .http
+            .post(server.url("/api/v1/accounts/guest"))
+            .header("origin", evil)
+            .json(&json!({"device_secret": secret(2), "name": "Eve"})),
+    )
+    .await;
+    assert_eq!(refused(&sign_in, 403, ErrorCode::BadMessage), "pages of this origin may not sign in");
+    // Nothing changed; the server's own page may.
+    let me = send(server.http.get(server.url("/api/v1/me")).header("cookie", &cookie)).await;
+    assert_eq!(me.body["account"]["name"], json!("Ann"));
+    let ok = send(
+        server
+            .http
+            .patch(server.url("/api/v1/me"))
+            .header("cookie", &cookie)
+            .header("origin", &own)
+            .json(&json!({"name": "Annie"})),
+    )
+    .await;
+    assert_eq!(ok.status, 200, "{}", ok.body);
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn new_accounts_are_limited_per_address() {
+    let mut config = config();
+    config.limits.accounts_per_hour_per_ip = 2;
+    let server = spawn_server(config).await;
+    for n in 1..=2 {
+        assert_eq!(guest(&server, json!({"device_secret": secret(n)})).await.status, 201);
+    }
+    let third = guest(&server, json!({"device_secret": secret(3), "name": "Cy"})).await;
+    assert!(refused(&third, 429, ErrorCode::RateLimited).contains("too many new accounts"));
+    assert!(third.headers.contains_key("retry-after"));
+    // A device that has an account still signs in.
+    assert_eq!(guest(&server, json!({"device_secret": secret(1)})).await.status, 200);
+    assert_eq!(server.metric("spades_rate_limited_total", &["what=\"accounts\""]).await, 1.0);
+    server.stop().await;
+}
