@@ -60,7 +60,7 @@ impl utoipa::Modify for SessionSchemes {
         components.add_security_scheme(
             "session_cookie",
             SecurityScheme::ApiKey(ApiKey::Cookie(ApiKeyValue::with_description(
-                crate::boundary::SESSION_COOKIE,
+                people::SESSION_COOKIE,
                 "The session cookie set by POST /api/v1/accounts/guest (HttpOnly, SameSite=Lax)",
             ))),
         );

@@ -19,9 +19,8 @@ use uuid::Uuid;
 
 use crate::accounts::{Accounts, DeviceSecret, Requester};
 use crate::admission::over_tls;
-use crate::boundary::{
-    AccountChange, BrowserOrigin, JsonBody, MAX_BODY_BYTES, SESSION_COOKIE, Signed, SigningIn,
-};
+pub use crate::boundary::SESSION_COOKIE;
+use crate::boundary::{AccountChange, BrowserOrigin, JsonBody, MAX_BODY_BYTES, Signed, SigningIn};
 use crate::error::AppError;
 use crate::state::AppState;
 

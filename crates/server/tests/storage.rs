@@ -1130,3 +1130,117 @@ async fn the_sqlite_files_are_private_to_the_server_user() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Accounts on each database: a guest with its name and device, names
+/// taken (and taken at once by racing requests: one wins), a rename that
+/// keeps the old name, sessions found, renewed, listed and deleted,
+/// expired ones swept; everything still there after a reopen.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn accounts_names_and_sessions_round_trip() {
+    use spades_server::storage::{Created, NewGuest, Rename, Renamed, SessionRow};
+    for db in TestDb::all().await {
+        let journal = db.open().await;
+        let store = journal.accounts();
+        let ann = Uuid::new_v4();
+        let guest =
+            |id, name, skeleton, device| NewGuest { id, name, skeleton, device_hash: device, now_ms: 1_000 };
+        assert_eq!(store.create_guest(&guest(ann, "Ann", "ann", "d1")).await.unwrap(), Created::Made);
+        assert_eq!(store.device_account("d1").await.unwrap().unwrap().name, "Ann");
+        assert_eq!(store.device_account("nope").await.unwrap(), None);
+        match store.create_guest(&guest(Uuid::new_v4(), "ANN", "ann", "d2")).await.unwrap() {
+            Created::NameTaken(holder) => {
+                assert_eq!((holder.account, holder.name.as_str(), holder.kept_until_ms), (ann, "Ann", None));
+            }
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(store.device_account("d2").await.unwrap(), None, "a refused account leaves nothing");
+        assert_eq!(
+            store.create_guest(&guest(Uuid::new_v4(), "Zed", "zed", "d1")).await.unwrap(),
+            Created::DeviceKnown
+        );
+        assert_eq!(store.name_holder("zed", 1_000).await.unwrap(), None, "rolled back with the device");
+        // Eight requests race for one name: exactly one account has it.
+        let racers: Vec<_> = (0..8)
+            .map(|i| {
+                let store = store.clone();
+                tokio::spawn(async move {
+                    let device = format!("race{i}");
+                    let new = NewGuest {
+                        id: Uuid::new_v4(),
+                        name: "Bo",
+                        skeleton: "bo",
+                        device_hash: &device,
+                        now_ms: 1_000,
+                    };
+                    store.create_guest(&new).await.unwrap()
+                })
+            })
+            .collect();
+        let mut made = 0;
+        for r in racers {
+            match r.await.unwrap() {
+                Created::Made => made += 1,
+                Created::NameTaken(h) => assert_eq!(h.name, "Bo"),
+                Created::DeviceKnown => panic!("each racer has its own device"),
+            }
+        }
+        assert_eq!(made, 1, "{}", journal.kind());
+
+        // A rename keeps the old name for Ann until 5_000.
+        let rename = |name, skeleton, old, now_ms| Rename {
+            account: ann,
+            name,
+            skeleton,
+            old_skeleton: old,
+            now_ms,
+            not_since_ms: now_ms - 500,
+            keep_until_ms: 5_000,
+        };
+        match store.rename(&rename("Annie", "annie", "ann", 2_000)).await.unwrap() {
+            Renamed::Done(a) => assert_eq!((a.name.as_str(), a.renamed_at_ms), ("Annie", Some(2_000))),
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(store.rename(&rename("Anna", "anna", "annie", 2_100)).await.unwrap(), Renamed::TooSoon);
+        let kept = store.name_holder("ann", 3_000).await.unwrap().unwrap();
+        assert_eq!((kept.account, kept.kept_until_ms), (ann, Some(5_000)));
+        assert_eq!(store.name_holder("ann", 5_000).await.unwrap(), None, "no longer kept");
+        let other = Uuid::new_v4();
+        assert_eq!(store.create_guest(&guest(other, "Cy", "cy", "d3")).await.unwrap(), Created::Made);
+        let taken = Rename { account: other, old_skeleton: "cy", ..rename("ann", "ann", "", 3_000) };
+        assert!(matches!(store.rename(&taken).await.unwrap(), Renamed::NameTaken(_)));
+        let later = Rename { account: other, old_skeleton: "cy", ..rename("ann", "ann", "", 6_000) };
+        assert!(matches!(store.rename(&later).await.unwrap(), Renamed::Done(_)), "free once no longer kept");
+
+        // Sessions.
+        let session = |id, expires_at_ms| SessionRow {
+            id,
+            account: ann,
+            client: "test".into(),
+            address: "127.0.0.1".into(),
+            created_at_ms: 1_000,
+            last_used_at_ms: 1_000,
+            expires_at_ms,
+        };
+        let (s1, s2) = (Uuid::new_v4(), Uuid::new_v4());
+        store.insert_session(&session(s1, 10_000), "h1").await.unwrap();
+        store.insert_session(&session(s2, 3_000), "h2").await.unwrap();
+        let (found, account) = store.session("h1").await.unwrap().unwrap();
+        assert_eq!((found.id, account.name.as_str()), (s1, "Annie"));
+        store.touch(s1, 4_000, 20_000).await.unwrap();
+        assert_eq!(store.session("h1").await.unwrap().unwrap().0.expires_at_ms, 20_000);
+        let listed: Vec<Uuid> = store.sessions(ann, 3_500).await.unwrap().iter().map(|s| s.id).collect();
+        assert_eq!(listed, vec![s1], "the expired one is not listed");
+        store.sweep(3_500).await.unwrap();
+        assert_eq!(store.session("h2").await.unwrap(), None, "swept");
+        assert_eq!(store.delete_sessions(other, Some(s1)).await.unwrap(), Vec::<Uuid>::new());
+        drop((store, journal));
+        // Reopened: all of it is still there.
+        let journal = db.open().await;
+        let store = journal.accounts();
+        assert_eq!(store.device_account("d1").await.unwrap().unwrap().name, "Annie");
+        assert_eq!(store.delete_sessions(ann, None).await.unwrap(), vec![s1]);
+        assert_eq!(store.session("h1").await.unwrap(), None);
+        drop((store, journal));
+        db.cleanup().await;
+    }
+}

@@ -367,3 +367,73 @@ async fn new_accounts_are_limited_per_address() {
     assert_eq!(server.metric("spades_rate_limited_total", &["what=\"accounts\""]).await, 1.0);
     server.stop().await;
 }
+
+/// The real binary logging everything (`RUST_LOG=trace`) through sign-ins
+/// by cookie and bearer, their use on REST and the WebSocket, a rename and
+/// sign-outs: neither a device secret nor a session token appears in its
+/// output.
+#[tokio::test]
+async fn no_session_token_or_device_secret_reaches_the_log() {
+    use std::process::{Command, Stdio};
+    let addr = free_addr();
+    let log = std::env::temp_dir().join(format!("spades-secrets-{}.log", uuid::Uuid::new_v4().simple()));
+    let out = std::fs::File::create(&log).unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_spades-server"))
+        .env("SPADES_SERVER__BIND", addr.to_string())
+        .env("SPADES_STORAGE__IN_MEMORY", "true")
+        .env("RUST_LOG", "trace")
+        .stdout(Stdio::from(out.try_clone().unwrap()))
+        .stderr(Stdio::from(out))
+        .spawn()
+        .unwrap();
+    let http = reqwest::Client::new();
+    let url = |path: &str| format!("http://{addr}{path}");
+    let mut up = false;
+    for _ in 0..200 {
+        if http.get(url("/readyz")).send().await.is_ok_and(|r| r.status() == 200) {
+            up = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(up, "the server did not start");
+    let (browser, native) = (secret(77), secret(78));
+    let a = send(
+        http.post(url("/api/v1/accounts/guest")).json(&json!({"device_secret": browser, "name": "Ann"})),
+    )
+    .await;
+    assert_eq!(a.status, 201);
+    let cookie = a.cookie.unwrap();
+    let b = send(
+        http.post(url("/api/v1/accounts/guest")).json(&json!({"device_secret": native, "session": "bearer"})),
+    )
+    .await;
+    let token = b.body["token"].as_str().unwrap().to_owned();
+    assert_eq!(send(http.get(url("/api/v1/me")).header("cookie", &cookie)).await.status, 200);
+    assert_eq!(send(http.get(url("/api/v1/me")).bearer_auth(&token)).await.status, 200);
+    let r = send(http.patch(url("/api/v1/me")).bearer_auth(&token).json(&json!({"name": "Bo"}))).await;
+    assert_eq!(r.status, 200, "{}", r.body);
+    let mut ws = Client::connect_with(addr, &[("authorization", &format!("Bearer {token}"))]).await;
+    assert!(matches!(
+        ws.request(spades_protocol::ClientMessage::Ping).await,
+        spades_protocol::ServerMessage::Pong { .. }
+    ));
+    assert_eq!(send(http.delete(url("/api/v1/me/sessions")).bearer_auth(&token)).await.status, 204);
+    while ws.try_recv(Duration::from_secs(5)).await.is_some() {}
+    assert_eq!(
+        send(http.delete(url("/api/v1/me/sessions/current")).header("cookie", &cookie)).await.status,
+        204
+    );
+    // A refused token and secret are not logged either.
+    assert_eq!(send(http.get(url("/api/v1/me")).bearer_auth(&token)).await.status, 401);
+    let _ = child.kill();
+    let _ = child.wait();
+    let text = std::fs::read_to_string(&log).unwrap();
+    let _ = std::fs::remove_file(&log);
+    assert!(text.contains("guest account made"), "the log was written at all");
+    let cookie_value = cookie.trim_start_matches("spades_session=");
+    for (what, secret) in [("device secret", &browser), ("device secret", &native), ("token", &token)] {
+        assert!(!text.contains(secret.as_str()), "a {what} is in the log");
+    }
+    assert!(!text.contains(cookie_value), "the cookie's token is in the log");
+}
