@@ -102,6 +102,14 @@ impl DeviceSecret {
     }
 }
 
+/// Tells the other nodes of a cluster that sessions ended, so that they
+/// close their connections of them ([`Accounts::end`] there). The cluster
+/// implements it; a single server has none.
+pub trait Announce: Send + Sync + std::fmt::Debug {
+    /// `sessions` were signed out.
+    fn sessions_ended(&self, sessions: &[Uuid]);
+}
+
 /// The service (one per server).
 #[derive(Debug)]
 pub struct Accounts {
@@ -110,6 +118,8 @@ pub struct Accounts {
     /// The open connections of each session, by session id: cancelled when
     /// the session ends.
     live: DashMap<Uuid, Live>,
+    /// The other nodes, in cluster mode.
+    announce: std::sync::OnceLock<Arc<dyn Announce>>,
 }
 
 #[derive(Debug)]
@@ -176,7 +186,13 @@ fn plain_wait(ms: u64) -> String {
 impl Accounts {
     /// The service on `store`.
     pub fn new(store: AccountStore, config: AccountsConfig) -> Accounts {
-        Accounts { store, config, live: DashMap::new() }
+        Accounts { store, config, live: DashMap::new(), announce: std::sync::OnceLock::new() }
+    }
+
+    /// Cluster mode: sessions signed out here are announced to the other
+    /// nodes through `announce` (set once).
+    pub fn announce_with(&self, announce: Arc<dyn Announce>) {
+        let _ = self.announce.set(announce);
     }
 
     fn ttl_ms(&self) -> u64 {
@@ -420,8 +436,8 @@ impl Accounts {
     }
 
     /// Signs out one of the account's sessions (`Some`), or all (`None`),
-    /// and closes their connections on this node. Returns the sessions
-    /// ended.
+    /// and closes their connections on this node and (announced) on every
+    /// other node of a cluster. Returns the sessions ended.
     ///
     /// # Errors
     /// Storage.
@@ -429,6 +445,11 @@ impl Accounts {
         let ended = self.store.delete_sessions(who.account.id, only).await.map_err(|e| storage(&e))?;
         for id in &ended {
             self.end(*id);
+        }
+        if let Some(announce) = self.announce.get()
+            && !ended.is_empty()
+        {
+            announce.sessions_ended(&ended);
         }
         Ok(ended)
     }

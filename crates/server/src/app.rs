@@ -210,7 +210,10 @@ pub async fn serve_with(
     // A single server restores every unfinished table; a node of a cluster
     // claims its share through its lease loop instead.
     let leases = match &state.cluster {
-        Some(c) => Some(cluster::start(&state.hosting, c).await?),
+        Some(c) => {
+            cluster::serve_sessions(c, &state.accounts).await?;
+            Some(cluster::start(&state.hosting, c).await?)
+        }
         None => {
             state.hosting.restore_all().await;
             None

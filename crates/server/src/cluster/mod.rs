@@ -29,6 +29,7 @@ use tokio_util::sync::CancellationToken;
 use tracing::{info, warn};
 use uuid::Uuid;
 
+use crate::accounts::{Accounts, Announce};
 use crate::config::Config;
 use crate::error::AppError;
 use crate::hosting::{Hosting, Leasing};
@@ -302,6 +303,40 @@ pub async fn start(
     owner::serve(hosting, cluster).await?;
     relay::serve_frames(cluster).await?;
     Ok(leases::start(Arc::clone(hosting), Arc::clone(cluster)).await)
+}
+
+/// Closes this node's connections of sessions signed out on any node:
+/// listens for [`Announce`]ments (this node's own too, which find nothing
+/// left to close).
+///
+/// # Errors
+/// When NATS refuses the subscription.
+pub async fn serve_sessions(cluster: &Arc<Cluster>, accounts: &Arc<Accounts>) -> anyhow::Result<()> {
+    use futures_util::StreamExt;
+    let mut ended = cluster.nats.subscribe(cluster.subjects.sessions_ended()).await?;
+    accounts.announce_with(Arc::clone(cluster) as Arc<dyn Announce>);
+    let accounts = Arc::clone(accounts);
+    tokio::spawn(async move {
+        while let Some(msg) = ended.next().await {
+            match wire::decode::<wire::SessionsEnded>(&msg.payload) {
+                Ok(notice) => notice.sessions.iter().for_each(|s| accounts.end(*s)),
+                Err(e) => warn!(error = %e, "a sign-out notice from another node was not read"),
+            }
+        }
+    });
+    Ok(())
+}
+
+impl Announce for Cluster {
+    fn sessions_ended(&self, sessions: &[Uuid]) {
+        let payload = wire::encode(wire::SessionsEnded { sessions: sessions.to_vec() });
+        let (nats, subject) = (self.nats.clone(), self.subjects.sessions_ended());
+        tokio::spawn(async move {
+            if let Err(e) = nats.publish(subject, payload.into()).await {
+                warn!(error = %e, "a sign-out could not be announced to the other nodes");
+            }
+        });
+    }
 }
 
 impl Cluster {

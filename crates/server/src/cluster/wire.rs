@@ -64,6 +64,17 @@ impl Subjects {
     pub fn claimed(&self) -> String {
         format!("{}.claimed", self.prefix)
     }
+
+    /// Sessions were signed out: every node closes its connections of them.
+    pub fn sessions_ended(&self) -> String {
+        format!("{}.sessions.ended", self.prefix)
+    }
+}
+
+/// Sessions signed out on one node (their ids, never their tokens).
+#[derive(Serialize, Deserialize, Debug, Clone, PartialEq, Eq)]
+pub(crate) struct SessionsEnded {
+    pub sessions: Vec<Uuid>,
 }
 
 /// A node runs a table it claimed, under this epoch. Only a hint: a relay
@@ -299,6 +310,15 @@ mod tests {
         assert!(decode::<Claimed>(b"{\"v\":2,\"msg\":{\"node\":\"n2\"}}").is_err());
         let old = String::from_utf8(encode(&c)).unwrap().replace("\"v\":2", "\"v\":1");
         assert!(matches!(decode::<Claimed>(old.as_bytes()), Err(WireError::Version(1))));
+    }
+
+    #[test]
+    fn sign_out_notices_keep_their_wire_form() {
+        let n = SessionsEnded { sessions: vec![Uuid::nil()] };
+        let text = String::from_utf8(encode(&n)).unwrap();
+        assert_eq!(text, "{\"v\":2,\"msg\":{\"sessions\":[\"00000000-0000-0000-0000-000000000000\"]}}");
+        assert_eq!(decode::<SessionsEnded>(text.as_bytes()).unwrap(), n);
+        assert!(decode::<SessionsEnded>(b"{\"v\":2,\"msg\":{\"sessions\":[\"not a uuid\"]}}").is_err());
     }
 
     #[test]

@@ -302,7 +302,13 @@ async fn an_expired_session_is_refused_and_its_socket_closed() {
     let (token, _) = bearer(&server, 1, "Ann").await;
     let mut ws = Client::connect_with(server.addr, &[("authorization", &format!("Bearer {token}"))]).await;
     let table = server.create_table(spades_protocol::TableOptions::default()).await;
-    ws.request(spades_protocol::ClientMessage::Watch { table: table.table, protocol: None }).await;
+    let watching = ws
+        .request(spades_protocol::ClientMessage::Watch {
+            table: table.table,
+            protocol: Some(spades_protocol::PROTOCOL_VERSION),
+        })
+        .await;
+    assert!(matches!(watching, spades_protocol::ServerMessage::Watching { .. }), "{watching:?}");
     // Closed when the session runs out, with no request made.
     while ws.try_recv(Duration::from_secs(5)).await.is_some() {}
     assert_eq!(ws.closed.as_ref().map(|c| c.0), Some(4005), "{:?}", ws.closed);

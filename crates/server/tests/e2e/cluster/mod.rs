@@ -30,6 +30,8 @@ mod failover;
 mod moved;
 /// A node cut off from PostgreSQL and NATS hands its tables over and rejoins (needs root).
 mod partition;
+/// A session made on one node works on another; a sign-out closes its sockets on every node.
+mod sessions;
 
 /// An HTTP client whose requests give up after 20 s (a test must fail, not
 /// hang, when a node does not answer).

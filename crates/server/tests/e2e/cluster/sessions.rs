@@ -1,0 +1,93 @@
+//! Sessions in a cluster: any node accepts a session made on another (no
+//! sticky sessions), and a session signed out on one node closes its
+//! WebSockets on every node within seconds.
+
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use spades_protocol::{ClientMessage, ServerMessage, TableOptions};
+
+use super::{Env, Node, http};
+use crate::helpers::Client;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_session_works_on_every_node_and_a_sign_out_closes_its_sockets_everywhere() {
+    let Some(env) = Env::new().await else { return };
+    let (n1, n2) = (Node::start(&env, "n1").await, Node::start(&env, "n2").await);
+    let http = http();
+    let url = |node: &Node, path: &str| format!("http://{}{path}", node.addr);
+    let signed: Value = http
+        .post(url(&n1, "/api/v1/accounts/guest"))
+        .json(&json!({"device_secret": "cluster-device-secret-0000000000000000", "name": "Ann", "session": "bearer"}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let token = signed["token"].as_str().unwrap().to_owned();
+    // Made on n1, used on n2: the same account and session.
+    let me: Value =
+        http.get(url(&n2, "/api/v1/me")).bearer_auth(&token).send().await.unwrap().json().await.unwrap();
+    assert_eq!(me["account"]["id"], signed["account"]["id"]);
+    assert_eq!(me["session"]["id"], signed["session"]["id"]);
+    // A rename on n2 is the name on n1, and its name is taken on n1.
+    let renamed = http
+        .patch(url(&n2, "/api/v1/me"))
+        .bearer_auth(&token)
+        .json(&json!({"name": "Annie"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(renamed.status(), 200);
+    let me: Value =
+        http.get(url(&n1, "/api/v1/me")).bearer_auth(&token).send().await.unwrap().json().await.unwrap();
+    assert_eq!(me["account"]["name"], json!("Annie"));
+    let taken = http
+        .post(url(&n1, "/api/v1/accounts/guest"))
+        .json(&json!({"device_secret": "cluster-device-secret-1111111111111111", "name": "ANNIE"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(taken.status(), 409);
+
+    // Sockets of the session on both nodes, watching a table; a socket
+    // without a session beside them.
+    let table: spades_protocol::CreatedTable = http
+        .post(url(&n1, "/api/v1/tables"))
+        .json(&spades_protocol::CreateTable { name: None, options: TableOptions::default() })
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let bearer = format!("Bearer {token}");
+    let mut on_n1 = Client::connect_with(n1.addr, &[("authorization", &bearer)]).await;
+    let mut on_n2 = Client::connect_with(n2.addr, &[("authorization", &bearer)]).await;
+    let mut anonymous = Client::connect(n2.addr).await;
+    for c in [&mut on_n1, &mut on_n2, &mut anonymous] {
+        let watching = c
+            .request(ClientMessage::Watch {
+                table: table.table,
+                protocol: Some(spades_protocol::PROTOCOL_VERSION),
+            })
+            .await;
+        assert!(matches!(watching, ServerMessage::Watching { .. }), "{watching:?}");
+    }
+    // Signed out on n1: the socket on n2 closes within seconds too.
+    let out = http.delete(url(&n1, "/api/v1/me/sessions")).bearer_auth(&token).send().await.unwrap();
+    assert_eq!(out.status(), 204);
+    for (name, c) in [("n1", &mut on_n1), ("n2", &mut on_n2)] {
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
+        while !c.ended && tokio::time::Instant::now() < deadline {
+            c.try_recv(Duration::from_millis(500)).await;
+        }
+        assert_eq!(c.closed.as_ref().map(|c| c.0), Some(4005), "the socket on {name}: {:?}", c.closed);
+    }
+    assert!(matches!(anonymous.request(ClientMessage::Ping).await, ServerMessage::Pong { .. }));
+    let me = http.get(url(&n2, "/api/v1/me")).bearer_auth(&token).send().await.unwrap();
+    assert_eq!(me.status(), 401);
+    drop((n1, n2));
+    env.drop_db().await;
+}
