@@ -428,7 +428,7 @@ impl Connection {
             .request(ClientMessage::Join {
                 protocol: Some(PROTOCOL_VERSION),
                 table,
-                name: name.to_owned(),
+                name: Some(name.to_owned()),
                 seat,
                 invite: None,
             })
@@ -453,7 +453,7 @@ impl Connection {
             .request(ClientMessage::Resume {
                 protocol: Some(PROTOCOL_VERSION),
                 table,
-                token: token.to_owned(),
+                token: Some(token.to_owned()),
             })
             .await?
         {

@@ -288,6 +288,7 @@ mod tests {
                     } else {
                         SeatKind::Bot
                     },
+                    account: None,
                     left: false,
                     players: Vec::new(),
                 })

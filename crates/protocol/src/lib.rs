@@ -393,6 +393,8 @@ pub struct ClientFrame {
 pub enum ClientMessage {
     /// Take a seat (the first empty one when `seat` is absent). The reply
     /// [`ServerMessage::Joined`] carries the seat token: keep it to resume.
+    /// A connection opened with a session sits as its account (under the
+    /// account's name); an account holds at most one seat at a table.
     Join {
         /// The protocol the client speaks: [`PROTOCOL_VERSION`]. Any other
         /// value, or none, is refused with `unsupported_protocol`.
@@ -400,8 +402,10 @@ pub enum ClientMessage {
         protocol: Option<u32>,
         /// The table.
         table: Uuid,
-        /// Display name, 1 to 24 characters.
-        name: String,
+        /// Display name, 1 to 24 characters: needed without a session;
+        /// with one, the account's name is used and this is ignored.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        name: Option<String>,
         /// The seat wanted, if any.
         #[serde(default)]
         seat: Option<Seat>,
@@ -411,15 +415,18 @@ pub enum ClientMessage {
         invite: Option<String>,
     },
     /// Come back to a seat with its token (after a reload or a dropped
-    /// connection).
+    /// connection), or, on a connection opened with a session, without
+    /// one: to the seat the account holds at the table.
     Resume {
         /// The protocol the client speaks: [`PROTOCOL_VERSION`].
         #[serde(default)]
         protocol: Option<u32>,
         /// The table.
         table: Uuid,
-        /// The seat token from [`ServerMessage::Joined`].
-        token: String,
+        /// The seat token from [`ServerMessage::Joined`]; absent: the seat
+        /// of the connection's account.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        token: Option<String>,
     },
     /// Watch as a spectator: no hand, no actions.
     Watch {
@@ -641,11 +648,14 @@ pub enum ErrorCode {
     /// REST: the display name is another player's, looks like one, or is
     /// kept for the player who gave it up (409).
     NameTaken,
+    /// `join`: the account already holds a seat at this table (`resume`
+    /// it).
+    AlreadySeated,
 }
 
 impl ErrorCode {
     /// Every code, in declaration order.
-    pub const ALL: [ErrorCode; 44] = [
+    pub const ALL: [ErrorCode; 45] = [
         ErrorCode::BadMessage,
         ErrorCode::FrameTooLarge,
         ErrorCode::RateLimited,
@@ -690,6 +700,7 @@ impl ErrorCode {
         ErrorCode::SeedMismatch,
         ErrorCode::Unauthorized,
         ErrorCode::NameTaken,
+        ErrorCode::AlreadySeated,
     ];
 
     /// The code as it appears on the wire, e.g. `"must_follow_suit"`.
@@ -739,6 +750,7 @@ impl ErrorCode {
             ErrorCode::SeedMismatch => "seed_mismatch",
             ErrorCode::Unauthorized => "unauthorized",
             ErrorCode::NameTaken => "name_taken",
+            ErrorCode::AlreadySeated => "already_seated",
         }
     }
 
@@ -989,6 +1001,9 @@ pub struct RecordSeat {
     pub name: String,
     /// Person or bot.
     pub kind: SeatKind,
+    /// The account that sat there, when the player was signed in.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub account: Option<Uuid>,
     /// The player left the match on purpose.
     pub left: bool,
     /// Who played the seat, in order, once it changed hands during the
@@ -1199,7 +1214,7 @@ mod tests {
                 ClientMessage::Join {
                     protocol: Some(PROTOCOL_VERSION),
                     table: "67e55044-10b1-426f-9247-bb680e5fe0c8".parse().unwrap(),
-                    name: "Ann".into(),
+                    name: Some("Ann".into()),
                     seat: Some(Seat::North),
                     invite: None,
                 },
@@ -1334,7 +1349,7 @@ mod tests {
                 ClientMessage::Resume {
                     protocol: Some(PROTOCOL_VERSION),
                     table: Uuid::nil(),
-                    token: secret.into()
+                    token: Some(secret.into())
                 }
             ),
             format!("{:?}", ClientMessage::Start { owner_token: secret.into() }),
@@ -1358,7 +1373,7 @@ mod tests {
                 ClientMessage::Join {
                     protocol: Some(PROTOCOL_VERSION),
                     table: Uuid::nil(),
-                    name: "Dee".into(),
+                    name: Some("Dee".into()),
                     seat: None,
                     invite: Some(secret.into()),
                 }

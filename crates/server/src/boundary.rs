@@ -250,19 +250,27 @@ impl FromRequestParts<AppState> for Signed {
     type Rejection = AppError;
 
     async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, AppError> {
-        match presented_session(&parts.headers) {
-            Presented::Bearer(token) | Presented::Cookie(token) => {
-                state.accounts.authenticate(&token).await.map(Signed)
-            }
-            Presented::Nothing => Err(AppError::new(
-                ErrorCode::Unauthorized,
-                "sign in first: this needs a session (POST /api/v1/accounts/guest)",
-            )),
-            Presented::Malformed => Err(AppError::new(
-                ErrorCode::Unauthorized,
-                "the Authorization header must be \"Bearer\" and a session token",
-            )),
-        }
+        signed(state, &parts.headers).await.map(Signed)
+    }
+}
+
+/// The signed-in account and session of a request with `headers` (what
+/// [`Signed`] extracts).
+///
+/// # Errors
+/// 401 `unauthorized`: no session, a malformed header, a session that
+/// ended; storage.
+pub async fn signed(state: &AppState, headers: &HeaderMap) -> Result<SignedIn, AppError> {
+    match presented_session(headers) {
+        Presented::Bearer(token) | Presented::Cookie(token) => state.accounts.authenticate(&token).await,
+        Presented::Nothing => Err(AppError::new(
+            ErrorCode::Unauthorized,
+            "sign in first: this needs a session (POST /api/v1/accounts/guest)",
+        )),
+        Presented::Malformed => Err(AppError::new(
+            ErrorCode::Unauthorized,
+            "the Authorization header must be \"Bearer\" and a session token",
+        )),
     }
 }
 

@@ -19,6 +19,8 @@ pub struct RestoredSeat {
     pub kind: SeatKind,
     /// Token hash (people).
     pub token: Option<TokenHash>,
+    /// The account of a signed-in player.
+    pub account: Option<uuid::Uuid>,
     /// Left on purpose.
     pub left: bool,
     /// The autopilot was playing the seat.
@@ -179,6 +181,7 @@ pub fn restore(stored: &StoredTable) -> Result<(Restored, TokenHash), StorageErr
             name: s.name.clone(),
             kind: s.kind,
             token,
+            account: s.account,
             left: s.left,
             autopilot: s.autopilot,
             timeouts: s.timeouts,
@@ -204,6 +207,7 @@ fn record_seats(stored: &StoredTable) -> Vec<RecordSeat> {
                 seat,
                 name: s.name.clone(),
                 kind: s.kind,
+                account: s.account,
                 left: s.left,
                 players: s.players.clone(),
             })

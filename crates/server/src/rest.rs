@@ -326,15 +326,21 @@ struct MatchQuery {
     /// that is no table's gives an empty page.
     #[param(value_type = Option<String>, format = Uuid)]
     before: Option<Uuid>,
+    /// `true`: only the matches in which the signed-in account held a seat
+    /// (needs a session: `401 unauthorized` without one).
+    mine: Option<bool>,
 }
 
 impl MatchQuery {
     fn parse(query: RawQuery) -> Result<MatchQuery, AppError> {
         let mut q = MatchQuery::default();
-        for (name, value) in query_pairs(query, &["limit", "finished", "before"])? {
+        for (name, value) in query_pairs(query, &["limit", "finished", "before", "mine"])? {
             match name.as_str() {
                 "finished" => {
                     q.finished = Some(bool_of("finished", &value)?);
+                }
+                "mine" => {
+                    q.mine = Some(bool_of("mine", &value)?);
                 }
                 "before" => {
                     q.before = Some(
@@ -351,7 +357,8 @@ impl MatchQuery {
     /// The query of the page after `last`, the last match of a full page.
     fn next(&self, limit: usize, last: Uuid) -> String {
         let finished = self.finished.map_or(String::new(), |f| format!("&finished={f}"));
-        format!("/api/v1/matches?limit={limit}{finished}&before={last}")
+        let mine = if self.mine == Some(true) { "&mine=true" } else { "" };
+        format!("/api/v1/matches?limit={limit}{finished}{mine}&before={last}")
     }
 }
 
@@ -363,9 +370,10 @@ impl MatchQuery {
     params(MatchQuery),
     responses(
         (status = 200, description = "Recent matches, with an `ETag`", body = Vec<MatchSummary>,
-         headers(("Link" = String, description = "On a full page, the next one: `</api/v1/matches?limit=…&before=<the last table>>; rel=\"next\"` (with `finished` when asked)"))),
+         headers(("Link" = String, description = "On a full page, the next one: `</api/v1/matches?limit=…&before=<the last table>>; rel=\"next\"` (with `finished` and `mine` when asked)"))),
         (status = 304, description = "Unchanged since the `ETag` sent in `If-None-Match`: no body"),
         (status = 400, description = "A bad, unknown or repeated parameter (`bad_message`)", body = ApiError),
+        (status = 401, description = "`mine=true` without a session, or with one that expired or was signed out (`unauthorized`)", body = ApiError),
     )
 )]
 async fn list_matches(
@@ -375,12 +383,22 @@ async fn list_matches(
 ) -> Result<Response, AppError> {
     let q = MatchQuery::parse(query)?;
     let limit = q.limit.unwrap_or(20);
-    let page = MatchPage { limit, finished: q.finished, before: q.before };
+    let account = match q.mine {
+        Some(true) => Some(crate::boundary::signed(&state, &headers).await?.account.id),
+        _ => None,
+    };
+    let page = MatchPage { limit, finished: q.finished, before: q.before, account };
     let summaries = state.journal.summaries(&page).await.map_err(|e| {
         tracing::warn!(error = %e, "could not list matches");
         AppError::new(ErrorCode::StorageUnavailable, "the match list cannot be read right now")
     })?;
     let mut response = cached_json(&headers, &summaries);
+    if account.is_some() {
+        // One player's list: no shared cache keeps it.
+        response
+            .headers_mut()
+            .insert(header::CACHE_CONTROL, header::HeaderValue::from_static("private, no-cache"));
+    }
     if summaries.len() == limit
         && let Some(last) = summaries.last()
         && let Ok(link) =

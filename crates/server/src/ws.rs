@@ -316,6 +316,41 @@ impl Connection {
         }
     }
 
+    /// What the table is asked: a connection opened with a session sits
+    /// as its account (under its name) and resumes its seat without a
+    /// token; one without needs a name to join and a token to resume.
+    fn attach_of(&self, req: Option<u32>, ask: Ask) -> Result<Attach, ServerMessage> {
+        match (ask, &self.signed) {
+            (Ask::Watch, _) => Ok(Attach::Watch),
+            (Ask::Resume { token: Some(token) }, _) => Ok(Attach::Resume { token }),
+            (Ask::Resume { token: None }, Some(signed)) => Ok(Attach::Reclaim { account: signed.account.id }),
+            (Ask::Resume { token: None }, None) => Err(error(
+                req,
+                ErrorCode::InvalidToken,
+                "resume needs the seat token, or a connection opened with a session of the seat's account",
+            )),
+            (Ask::Join { seat, invite, .. }, Some(signed)) => Ok(Attach::Join {
+                name: signed.account.name.clone(),
+                seat,
+                invite,
+                account: Some(signed.account.id),
+            }),
+            (Ask::Join { name, seat, invite }, None) => match name.as_deref().and_then(|n| clean_name(n, 24))
+            {
+                Some(name) => Ok(Attach::Join { name, seat, invite, account: None }),
+                None => Err(error(
+                    req,
+                    ErrorCode::InvalidName,
+                    if name.is_some() {
+                        "names are 1 to 24 characters, without control or invisible characters"
+                    } else {
+                        "a name is needed to join without signing in"
+                    },
+                )),
+            },
+        }
+    }
+
     async fn run(mut self, mut socket: WebSocket) {
         debug!("connected");
         let flow = self.serve(&mut socket).await;
@@ -607,18 +642,10 @@ impl Connection {
                 );
                 return self.reply(socket, &error(req, ErrorCode::UnsupportedProtocol, &message)).await;
             }
-            Route::Attach { table, how: Attach::Join { name, seat, invite }, .. } => {
-                let Some(name) = clean_name(&name, 24) else {
-                    let err = error(
-                        req,
-                        ErrorCode::InvalidName,
-                        "names are 1 to 24 characters, without control or invisible characters",
-                    );
-                    return self.reply(socket, &err).await;
-                };
-                return self.attach(socket, req, table, Attach::Join { name, seat, invite }).await;
-            }
-            Route::Attach { table, how, .. } => return self.attach(socket, req, table, how).await,
+            Route::Attach { table, ask, .. } => match self.attach_of(req, ask) {
+                Ok(how) => return self.attach(socket, req, table, how).await,
+                Err(err) => return self.reply(socket, &err).await,
+            },
             // Before attaching there is no seat to hold: nothing to do.
             Route::Table(Act::Closing) if self.table.is_none() => {
                 return self.reply(socket, &ServerMessage::Ack { req }).await;
@@ -752,8 +779,9 @@ enum Route {
         protocol: Option<u32>,
         /// The table.
         table: uuid::Uuid,
-        /// How.
-        how: Attach,
+        /// How the client asks (made an [`Attach`] with the connection's
+        /// session by [`Connection::attach_of`]).
+        ask: Ask,
     },
     /// For the table the connection is attached to.
     Table(Act),
@@ -764,17 +792,40 @@ enum Route {
     },
 }
 
+/// How a client asks to attach, before the connection's session is
+/// considered. `Debug` hides the secrets.
+enum Ask {
+    Join { name: Option<String>, seat: Option<spades_engine::Seat>, invite: Option<String> },
+    Resume { token: Option<String> },
+    Watch,
+}
+
+impl std::fmt::Debug for Ask {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Ask::Join { name, seat, invite } => f
+                .debug_struct("Join")
+                .field("name", name)
+                .field("seat", seat)
+                .field("invited", &invite.is_some())
+                .finish(),
+            Ask::Resume { token } => f.debug_struct("Resume").field("token", &token.is_some()).finish(),
+            Ask::Watch => f.write_str("Watch"),
+        }
+    }
+}
+
 impl Route {
     fn of(msg: ClientMessage) -> Route {
         match msg {
             ClientMessage::Ping => Route::Ping,
             ClientMessage::Join { protocol, table, name, seat, invite } => {
-                Route::Attach { protocol, table, how: Attach::Join { name, seat, invite } }
+                Route::Attach { protocol, table, ask: Ask::Join { name, seat, invite } }
             }
             ClientMessage::Resume { protocol, table, token } => {
-                Route::Attach { protocol, table, how: Attach::Resume { token } }
+                Route::Attach { protocol, table, ask: Ask::Resume { token } }
             }
-            ClientMessage::Watch { protocol, table } => Route::Attach { protocol, table, how: Attach::Watch },
+            ClientMessage::Watch { protocol, table } => Route::Attach { protocol, table, ask: Ask::Watch },
             ClientMessage::StartRematch { owner_token } => Route::StartRematch { owner_token },
             ClientMessage::Sync => Route::Table(Act::Sync),
             ClientMessage::Start { owner_token } => Route::Table(Act::Start { owner_token }),
@@ -860,9 +911,9 @@ mod tests {
                     assert!(serde_json::from_str::<Act>(&json).unwrap() == act, "{shown}");
                     assert!(!format!("{act:?}").contains("secret"), "{act:?} prints a token");
                 }
-                Route::Attach { protocol, how, .. } => {
+                Route::Attach { protocol, ask, .. } => {
                     assert_eq!(protocol, Some(PROTOCOL_VERSION), "{shown}");
-                    assert!(!format!("{how:?}").contains("secret"), "{how:?} prints a token");
+                    assert!(!format!("{ask:?}").contains("secret"), "{ask:?} prints a token");
                 }
                 Route::Ping | Route::StartRematch { .. } => {}
             }

@@ -120,6 +120,7 @@ fn seats() -> BySeat<Option<SeatRecord>> {
             name: s.name().into(),
             kind: if s == Seat::North { SeatKind::Human } else { SeatKind::Bot },
             token_hash: (s == Seat::North).then(|| "cd".repeat(32)),
+            account: (s == Seat::North).then(|| Uuid::from_u128(7)),
             left: false,
             autopilot: false,
             timeouts: 0,
@@ -703,7 +704,7 @@ async fn summaries_match_replay(journal: &Journal) {
 /// the others: `all` is the whole list of [`some_matches`].
 async fn summaries_page(journal: &Journal, all: &[spades_protocol::MatchSummary]) {
     let kind = journal.kind();
-    let page = |limit, finished, before| MatchPage { limit, finished, before };
+    let page = |limit, finished, before| MatchPage { limit, finished, before, account: None };
     let first = journal.summaries(&page(4, None, None)).await.unwrap();
     let rest = journal.summaries(&page(4, None, Some(first[3].table))).await.unwrap();
     assert_eq!([first, rest].concat(), all, "{kind}: two pages are the whole list");

@@ -391,14 +391,22 @@ mod tests {
         }
         for (how, json) in [
             (
-                Attach::Join { name: "Ann".into(), seat: Some(Seat::East), invite: None },
+                Attach::Join { name: "Ann".into(), seat: Some(Seat::East), invite: None, account: None },
                 r#"{"kind":"join","name":"Ann","seat":"east"}"#,
             ),
             (
-                Attach::Join { name: "Dee".into(), seat: None, invite: Some("code".into()) },
+                Attach::Join { name: "Dee".into(), seat: None, invite: Some("code".into()), account: None },
                 r#"{"kind":"join","name":"Dee","seat":null,"invite":"code"}"#,
             ),
             (Attach::Resume { token: "tok".into() }, r#"{"kind":"resume","token":"tok"}"#),
+            (
+                Attach::Join { name: "Ann".into(), seat: None, invite: None, account: Some(Uuid::nil()) },
+                r#"{"kind":"join","name":"Ann","seat":null,"account":"00000000-0000-0000-0000-000000000000"}"#,
+            ),
+            (
+                Attach::Reclaim { account: Uuid::nil() },
+                r#"{"kind":"reclaim","account":"00000000-0000-0000-0000-000000000000"}"#,
+            ),
             (Attach::Watch, r#"{"kind":"watch"}"#),
         ] {
             assert_eq!(serde_json::to_string(&how).unwrap(), json);
@@ -426,7 +434,12 @@ mod tests {
             resent: false,
         };
         let seeded = Act::Seed { seed: seed.parse().unwrap() };
-        let joined = Attach::Join { name: "Ann".into(), seat: None, invite: Some("invite-secret".into()) };
+        let joined = Attach::Join {
+            name: "Ann".into(),
+            seat: None,
+            invite: Some("invite-secret".into()),
+            account: None,
+        };
         let resumed = Attach::Resume { token: "seat-secret".into() };
         let shown = format!("{r:?} {seeded:?} {joined:?} {resumed:?}");
         for secret in ["owner-secret", seed.as_str(), "invite-secret", "seat-secret"] {

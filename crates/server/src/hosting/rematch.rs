@@ -84,6 +84,7 @@ fn restored_seats(seats: &BySeat<Option<SeatRecord>>) -> Result<BySeat<Option<Re
             name: s.name.clone(),
             kind: s.kind,
             token: token.flatten(),
+            account: s.account,
             left: s.left,
             autopilot: s.autopilot,
             timeouts: s.timeouts,

@@ -103,6 +103,7 @@ impl MemoryStore {
             .values()
             .filter(|t| listed(t))
             .filter(|t| page.admits(t.table.created_at_ms, t.table.id, t.result.is_some(), after))
+            .filter(|t| page.account.is_none_or(|a| t.seats.0.iter().flatten().any(|s| s.account == Some(a))))
             .collect();
         v.sort_by_key(|t| std::cmp::Reverse((t.table.created_at_ms, t.table.id)));
         v.into_iter().take(page.limit).map(summary_of).collect()

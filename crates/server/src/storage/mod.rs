@@ -68,6 +68,9 @@ pub struct SeatRecord {
     pub kind: SeatKind,
     /// SHA-256 of the seat token, hex (people only).
     pub token_hash: Option<String>,
+    /// The account of a signed-in player.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub account: Option<Uuid>,
     /// Left on purpose.
     pub left: bool,
     /// Timeouts have put the seat on autopilot.
@@ -204,6 +207,8 @@ pub struct MatchPage {
     /// created earlier, or at the same time with a smaller id. A match
     /// that is not stored has nothing after it.
     pub before: Option<Uuid>,
+    /// Only matches in which this account held a seat.
+    pub account: Option<Uuid>,
 }
 
 impl MatchPage {
@@ -615,7 +620,14 @@ impl Journal {
 
 /// The public line of a seat in match lists and records.
 fn record_seat(seat: Seat, s: &SeatRecord) -> RecordSeat {
-    RecordSeat { seat, name: s.name.clone(), kind: s.kind, left: s.left, players: s.players.clone() }
+    RecordSeat {
+        seat,
+        name: s.name.clone(),
+        kind: s.kind,
+        account: s.account,
+        left: s.left,
+        players: s.players.clone(),
+    }
 }
 
 /// A summary from stored rows alone: the counts and scores of the stored

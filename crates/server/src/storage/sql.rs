@@ -424,6 +424,7 @@ impl SqlStore {
                 kind,
                 left,
                 players,
+                account,
             ) = row;
             let t = id.as_str();
             let fresh = out.last().is_none_or(|s: &MatchSummary| s.table.to_string() != id);
@@ -460,10 +461,17 @@ impl SqlStore {
                         .map_err(|e| corrupt(t, format!("unreadable players: {e}")))?,
                     None => Vec::new(),
                 };
+                let account = match account {
+                    Some(a) => {
+                        Some(Uuid::parse_str(&a).map_err(|_| corrupt(t, "a seat's account is not a UUID"))?)
+                    }
+                    None => None,
+                };
                 summary.seats.push(RecordSeat {
                     seat: seat_of(t, seat)?,
                     name: seat_name,
                     kind: seat_kind(t, &kind)?,
+                    account,
                     left: left != 0,
                     players,
                 });
@@ -593,7 +601,7 @@ struct TableRow {
 }
 
 /// seat, name, kind, token_hash, has_left, autopilot, timeouts, grace_expired, players
-type SeatRow = (i64, String, String, Option<String>, i64, i64, i64, i64, Option<String>);
+type SeatRow = (i64, String, String, Option<String>, i64, i64, i64, i64, Option<String>, Option<String>);
 /// idx, seat, kind, value, source, at, seq
 type ActionRow = (i64, i64, String, String, String, i64, i64);
 type HandRow = (i64, String);
@@ -611,6 +619,7 @@ type SummaryRow = (
     Option<String>,
     Option<String>,
     Option<i64>,
+    Option<String>,
     Option<String>,
 );
 
@@ -655,7 +664,7 @@ fn decode(
     let created_at_ms = u64::try_from(row.created_at).map_err(|_| corrupt(t, "negative creation time"))?;
     let epoch = u64::try_from(row.epoch).map_err(|_| corrupt(t, "negative epoch"))?;
     let mut seat_records = BySeat([None, None, None, None]);
-    for (n, name, kind, token_hash, left, autopilot, timeouts, grace_expired, players) in seats {
+    for (n, name, kind, token_hash, left, autopilot, timeouts, grace_expired, players, account) in seats {
         let seat = seat_of(t, n)?;
         let kind = seat_kind(t, &kind)?;
         let timeouts = u8::try_from(timeouts)
@@ -665,10 +674,17 @@ fn decode(
                 .map_err(|e| corrupt(t, format!("{seat}: unreadable players: {e}")))?,
             None => Vec::new(),
         };
+        let account = match account {
+            Some(a) => Some(
+                Uuid::parse_str(&a).map_err(|_| corrupt(t, format!("{seat}: the account is not a UUID")))?,
+            ),
+            None => None,
+        };
         seat_records[seat] = Some(SeatRecord {
             name,
             kind,
             token_hash,
+            account,
             left: left != 0,
             autopilot: autopilot != 0,
             timeouts,
@@ -831,8 +847,8 @@ macro_rules! backend {
                                 let Some(s) = s else { continue };
                                 sqlx::query(
                                     "INSERT INTO seats (table_id, seat, name, kind, token_hash, has_left, \
-                                     autopilot, timeouts, grace_expired, players) \
-                                     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
+                                     autopilot, timeouts, grace_expired, players, account_id) \
+                                     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)",
                                 )
                                 .bind(&id)
                                 .bind(i64::from(seat.index()))
@@ -844,6 +860,7 @@ macro_rules! backend {
                                 .bind(i64::from(s.timeouts))
                                 .bind(i64::from(s.grace_expired))
                                 .bind((!s.players.is_empty()).then(|| json(&s.players)))
+                                .bind(s.account.map(|a| a.to_string()))
                                 .execute(&mut *tx)
                                 .await?;
                             }
@@ -1012,19 +1029,32 @@ macro_rules! backend {
                 } else {
                     ""
                 };
+                // A player's own matches: a seat held by the account. Its
+                // placeholder follows the ones in use ($1, maybe $2).
+                let account = match page.account {
+                    Some(_) => {
+                        let n = if page.before.is_some() { 3 } else { 2 };
+                        format!(" AND id IN (SELECT table_id FROM seats WHERE account_id = ${n})")
+                    }
+                    None => String::new(),
+                };
                 let query = sqlx::query_as(sqlx::AssertSqlSafe(format!(
                     "SELECT t.id, t.name, t.created_at, t.result, t.hands_played, t.score_ns, t.score_ew, \
-                            t.closed_at, s.seat, s.name, s.kind, s.has_left, s.players \
+                            t.closed_at, s.seat, s.name, s.kind, s.has_left, s.players, s.account_id \
                      FROM (SELECT id, name, created_at, result, hands_played, score_ns, score_ew, closed_at \
                            FROM tables \
-                           WHERE seed IS NOT NULL AND {LISTED}{finished}{before} \
+                           WHERE seed IS NOT NULL AND {LISTED}{finished}{before}{account} \
                            ORDER BY created_at DESC, id DESC LIMIT $1) t \
                      LEFT JOIN seats s ON s.table_id = t.id \
                      ORDER BY t.created_at DESC, t.id DESC, s.seat"
                 )))
                 .bind(i64::try_from(page.limit).unwrap_or(i64::MAX));
-                match page.before {
-                    Some(id) => query.bind(id.to_string()).fetch_all(pool).await,
+                let query = match page.before {
+                    Some(id) => query.bind(id.to_string()),
+                    None => query,
+                };
+                match page.account {
+                    Some(account) => query.bind(account.to_string()).fetch_all(pool).await,
                     None => query.fetch_all(pool).await,
                 }
             }
@@ -1034,8 +1064,8 @@ macro_rules! backend {
                 id: &str,
             ) -> Result<(Vec<SeatRow>, Vec<ActionRow>, Vec<HandRow>), sqlx::Error> {
                 let seats = sqlx::query_as(
-                    "SELECT seat, name, kind, token_hash, has_left, autopilot, timeouts, grace_expired, players \
-                     FROM seats WHERE table_id = $1 ORDER BY seat",
+                    "SELECT seat, name, kind, token_hash, has_left, autopilot, timeouts, grace_expired, players, \
+                     account_id FROM seats WHERE table_id = $1 ORDER BY seat",
                 )
                 .bind(id)
                 .fetch_all(pool)

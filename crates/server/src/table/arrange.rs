@@ -88,10 +88,17 @@ impl Table {
         }
     }
 
-    /// The occupant a `join` puts at `place`: `name`, holding `token`; a
-    /// person invited to a left seat takes its history on.
-    pub(super) fn joiner(&self, place: Place, name: String, token: TokenHash) -> Occupant {
-        let mut o = Occupant::human(name, token);
+    /// The occupant a `join` puts at `place`: `name` (of `account`, when
+    /// signed in), holding `token`; a person invited to a left seat takes
+    /// its history on.
+    pub(super) fn joiner(
+        &self,
+        place: Place,
+        name: String,
+        token: TokenHash,
+        account: Option<uuid::Uuid>,
+    ) -> Occupant {
+        let mut o = Occupant::human(name, token, account);
         if let Place::Invited(seat) = place {
             let hand = self.game.as_ref().map_or(1, spades_engine::Match::hand_number);
             o.players = self.seats[seat].as_ref().map(|old| old.players.clone()).unwrap_or_default();

@@ -78,11 +78,20 @@ pub enum Attach {
         /// The owner's invitation to a seat whose player left.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         invite: Option<String>,
+        /// The signed-in player's account: it holds no other seat here and
+        /// may come back by [`Attach::Reclaim`].
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        account: Option<Uuid>,
     },
     /// Come back to a seat.
     Resume {
         /// The seat token.
         token: String,
+    },
+    /// Come back to the seat the signed-in player's account holds.
+    Reclaim {
+        /// The account.
+        account: Uuid,
     },
     /// Watch.
     Watch,
@@ -92,12 +101,14 @@ impl std::fmt::Debug for Attach {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             // The invitation is a secret: only whether there is one.
-            Attach::Join { name, seat, invite } => f
+            Attach::Join { name, seat, invite, account } => f
                 .debug_struct("Join")
                 .field("name", name)
                 .field("seat", seat)
                 .field("invited", &invite.is_some())
+                .field("account", account)
                 .finish(),
+            Attach::Reclaim { account } => f.debug_struct("Reclaim").field("account", account).finish(),
             // The token is a secret: never printed.
             Attach::Resume { .. } => f.debug_struct("Resume").finish_non_exhaustive(),
             Attach::Watch => f.write_str("Watch"),

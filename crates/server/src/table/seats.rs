@@ -7,6 +7,7 @@ use spades_engine::{Action, Seat};
 use spades_protocol::{ErrorCode, PlayedForYou, SeatKind, SeatPlayer, SeatStatus, ServerMessage};
 use tokio::time::Instant;
 use tracing::{info, warn};
+use uuid::Uuid;
 
 use super::fanout::Conn;
 use super::{Attach, Attached, ConnId, Outbox, Role, Table, TableSettings};
@@ -20,6 +21,9 @@ pub(super) struct Occupant {
     pub(super) name: String,
     pub(super) kind: SeatKind,
     pub(super) token: Option<TokenHash>,
+    /// The account of a signed-in player: it may come back to the seat
+    /// with no token, and holds no other seat here.
+    pub(super) account: Option<Uuid>,
     /// Connections attached to the seat.
     pub(super) conns: u16,
     /// While away: when the grace ends.
@@ -40,11 +44,12 @@ pub(super) struct Occupant {
 }
 
 impl Occupant {
-    pub(super) fn human(name: String, token: TokenHash) -> Occupant {
+    pub(super) fn human(name: String, token: TokenHash, account: Option<Uuid>) -> Occupant {
         Occupant {
             name,
             kind: SeatKind::Human,
             token: Some(token),
+            account,
             conns: 0,
             away_until: None,
             closing: false,
@@ -60,7 +65,7 @@ impl Occupant {
     /// The bot of `seat`, named for it.
     pub(super) fn bot(seat: Seat) -> Occupant {
         let name = Occupant::bot_name(seat);
-        Occupant { kind: SeatKind::Bot, token: None, ..Occupant::human(name, TokenHash([0; 32])) }
+        Occupant { kind: SeatKind::Bot, token: None, ..Occupant::human(name, TokenHash([0; 32]), None) }
     }
 
     /// A bot is named for the seat it plays.
@@ -76,6 +81,7 @@ impl Occupant {
             name: s.name.clone(),
             kind: s.kind,
             token: s.token,
+            account: s.account,
             conns: 0,
             away_until: (person && !s.grace_expired).then(|| now + settings.grace),
             closing: false,
@@ -222,6 +228,7 @@ impl Occupant {
             name: self.name.clone(),
             kind: self.kind,
             token_hash: self.token.map(TokenHash::to_hex),
+            account: self.account,
             left: self.left,
             autopilot: self.autopilot,
             timeouts: self.timeouts,
@@ -249,6 +256,13 @@ impl Table {
         people.peek().is_some() && people.all(|o| o.left)
     }
 
+    /// The seat `account` holds at this table and has not left.
+    pub(super) fn seat_of_account(&self, account: Uuid) -> Option<Seat> {
+        Seat::ALL
+            .into_iter()
+            .find(|&s| self.seats[s].as_ref().is_some_and(|o| o.account == Some(account) && !o.left))
+    }
+
     pub(super) async fn attach(
         &mut self,
         conn: ConnId,
@@ -262,7 +276,12 @@ impl Table {
             Attach::Watch => {
                 (Role::Spectator, ServerMessage::Watching { req, table: self.id }, Attach::Watch)
             }
-            Attach::Join { name, seat, invite } => {
+            Attach::Join { name, seat, invite, account } => {
+                if let Some(held) = account.and_then(|a| self.seat_of_account(a)) {
+                    let message = format!("you already sit at {held} at this table: resume that seat");
+                    Table::refuse(&outbox, req, ErrorCode::AlreadySeated, &message);
+                    return None;
+                }
                 let place = match self.place_for(seat, invite.as_deref()) {
                     Ok(place) => place,
                     Err((code, message)) => {
@@ -275,7 +294,7 @@ impl Table {
                     Table::refuse(&outbox, req, ErrorCode::Internal, "could not make a seat token");
                     return None;
                 };
-                let joiner = self.joiner(place, name, hash);
+                let joiner = self.joiner(place, name, hash, account);
                 let before = self.seats[seat].replace(joiner);
                 // The seat is durable before its token is handed out: a
                 // restart can always restore what a player was given.
@@ -295,17 +314,26 @@ impl Table {
                 let again = Attach::Resume { token: token.clone() };
                 (Role::Seat(seat), ServerMessage::Joined { req, table: self.id, seat, token }, again)
             }
-            Attach::Resume { token } => {
-                let found = Seat::ALL.into_iter().find(|&s| {
-                    self.seats[s].as_ref().and_then(|o| o.token).is_some_and(|h| h.matches(&token))
-                });
+            Attach::Resume { .. } | Attach::Reclaim { .. } => {
+                let found = match &how {
+                    Attach::Resume { token } => Seat::ALL.into_iter().find(|&s| {
+                        self.seats[s].as_ref().and_then(|o| o.token).is_some_and(|h| h.matches(token))
+                    }),
+                    Attach::Reclaim { account } => self.seat_of_account(*account).or_else(|| {
+                        // A seat the account left: it may still watch it.
+                        Seat::ALL
+                            .into_iter()
+                            .find(|&s| self.seats[s].as_ref().is_some_and(|o| o.account == Some(*account)))
+                    }),
+                    Attach::Join { .. } | Attach::Watch => None,
+                };
                 let Some(seat) = found else {
-                    Table::refuse(
-                        &outbox,
-                        req,
-                        ErrorCode::InvalidToken,
-                        "that seat token is not valid at this table",
-                    );
+                    let message = if matches!(how, Attach::Reclaim { .. }) {
+                        "your account holds no seat at this table: join it"
+                    } else {
+                        "that seat token is not valid at this table"
+                    };
+                    Table::refuse(&outbox, req, ErrorCode::InvalidToken, message);
                     return None;
                 };
                 let left = self.seats[seat].as_ref().is_some_and(|o| o.left);
@@ -323,7 +351,7 @@ impl Table {
                 (
                     if left { Role::Left(seat) } else { Role::Seat(seat) },
                     ServerMessage::Resumed { req, table: self.id, seat },
-                    Attach::Resume { token },
+                    how,
                 )
             }
         };
@@ -521,7 +549,7 @@ mod tests {
     use super::*;
 
     fn person() -> Occupant {
-        Occupant::human("Ann".into(), TokenHash([7; 32]))
+        Occupant::human("Ann".into(), TokenHash([7; 32]), None)
     }
 
     fn settings() -> TableSettings {

@@ -139,8 +139,12 @@ impl Fake {
 
     async fn join(h: &Harness, seat: Seat) -> Fake {
         let mut f = Fake::new(4096);
-        let role =
-            f.attach(h, Attach::Join { name: seat.name().into(), seat: Some(seat), invite: None }).await;
+        let role = f
+            .attach(
+                h,
+                Attach::Join { name: seat.name().into(), seat: Some(seat), invite: None, account: None },
+            )
+            .await;
         assert_eq!(role, Some(Role::Seat(seat)));
         f
     }
@@ -511,15 +515,21 @@ async fn a_connection_that_falls_behind_is_dropped_and_can_resume() {
     let mut fast = Fake::join(&h, Seat::North).await;
     // A slow connection whose outbox holds two frames and is never read.
     let mut slow = Fake::new(2);
-    let role =
-        slow.attach(&h, Attach::Join { name: "Slow".into(), seat: Some(Seat::East), invite: None }).await;
+    let role = slow
+        .attach(&h, Attach::Join { name: "Slow".into(), seat: Some(Seat::East), invite: None, account: None })
+        .await;
     assert_eq!(role, Some(Role::Seat(Seat::East)));
     let token = slow.token.clone().unwrap();
     // Changes at the table overflow its outbox: the table drops it rather
     // than wait.
     for _ in 0..4 {
         let mut watcher = Fake::new(8);
-        watcher.attach(&h, Attach::Join { name: "W".into(), seat: Some(Seat::South), invite: None }).await;
+        watcher
+            .attach(
+                &h,
+                Attach::Join { name: "W".into(), seat: Some(Seat::South), invite: None, account: None },
+            )
+            .await;
         watcher.act(&h, Act::Leave).await;
     }
     settle().await;
@@ -545,6 +555,7 @@ fn people(tokens: &[TokenHash; 4]) -> BySeat<Option<RestoredSeat>> {
             name: s.name().into(),
             kind: SeatKind::Human,
             token: Some(tokens[usize::from(s.index())]),
+            account: None,
             left: false,
             autopilot: false,
             timeouts: 0,
@@ -1012,7 +1023,11 @@ async fn a_seat_is_stored_before_its_token_is_given() {
     faults.fail_once(Op::Seats);
     let mut f = Fake::new(64);
     assert_eq!(
-        f.attach(&h, Attach::Join { name: "Ann".into(), seat: Some(Seat::North), invite: None }).await,
+        f.attach(
+            &h,
+            Attach::Join { name: "Ann".into(), seat: Some(Seat::North), invite: None, account: None }
+        )
+        .await,
         None
     );
     assert_eq!(f.errors, vec![ErrorCode::StorageUnavailable]);
@@ -1021,7 +1036,11 @@ async fn a_seat_is_stored_before_its_token_is_given() {
     // Once stored, the token restores the seat.
     let mut g = Fake::new(64);
     assert_eq!(
-        g.attach(&h, Attach::Join { name: "Ann".into(), seat: Some(Seat::North), invite: None }).await,
+        g.attach(
+            &h,
+            Attach::Join { name: "Ann".into(), seat: Some(Seat::North), invite: None, account: None }
+        )
+        .await,
         Some(Role::Seat(Seat::North))
     );
     let stored = h.journal.get(h.handle.id()).await.unwrap().unwrap();

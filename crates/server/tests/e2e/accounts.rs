@@ -443,3 +443,122 @@ async fn no_session_token_or_device_secret_reaches_the_log() {
     }
     assert!(!text.contains(cookie_value), "the cookie's token is in the log");
 }
+
+/// A `join` or `resume` frame with the protocol version.
+fn join(table: uuid::Uuid, name: Option<&str>) -> spades_protocol::ClientMessage {
+    spades_protocol::ClientMessage::Join {
+        protocol: Some(spades_protocol::PROTOCOL_VERSION),
+        table,
+        name: name.map(str::to_owned),
+        seat: None,
+        invite: None,
+    }
+}
+
+fn resume(table: uuid::Uuid, token: Option<&str>) -> spades_protocol::ClientMessage {
+    spades_protocol::ClientMessage::Resume {
+        protocol: Some(spades_protocol::PROTOCOL_VERSION),
+        table,
+        token: token.map(str::to_owned),
+    }
+}
+
+fn refusal(msg: &spades_protocol::ServerMessage) -> (ErrorCode, String) {
+    match msg {
+        spades_protocol::ServerMessage::Error { code, message, .. } => (*code, message.clone()),
+        other => panic!("expected a refusal, got {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn a_signed_in_player_sits_as_the_account_and_comes_back_without_a_token() {
+    use spades_protocol::{ClientMessage, ServerMessage};
+    let server = spawn_server(config()).await;
+    let (token, account) = bearer(&server, 1, "Ann").await;
+    let bearer_header = format!("Bearer {token}");
+    let with_session = [("authorization", bearer_header.as_str())];
+    let table = server.create_table(spades_protocol::TableOptions::default()).await;
+
+    // Joined as the account, under its name whatever the frame says.
+    let mut first = Client::connect_with(server.addr, &with_session).await;
+    let joined = first.request(join(table.table, Some("Mallory"))).await;
+    let ServerMessage::Joined { seat, .. } = joined else { panic!("{joined:?}") };
+    let view = first.view_until(|v| v.seats.iter().any(|s| s.name.as_deref() == Some("Ann"))).await;
+    assert!(!view.seats.iter().any(|s| s.name.as_deref() == Some("Mallory")));
+    // Another tab of the account: back at the seat with no token.
+    let mut second = Client::connect_with(server.addr, &with_session).await;
+    let resumed = second.request(resume(table.table, None)).await;
+    assert!(matches!(resumed, ServerMessage::Resumed { seat: s, .. } if s == seat), "{resumed:?}");
+    // One seat per account.
+    let mut third = Client::connect_with(server.addr, &with_session).await;
+    let (code, message) = refusal(&third.request(join(table.table, None)).await);
+    assert_eq!(code, ErrorCode::AlreadySeated);
+    assert_eq!(message, format!("you already sit at {seat} at this table: resume that seat"));
+    // Another account has no seat to come back to.
+    let (other, _) = bearer(&server, 2, "Bo").await;
+    let mut bo = Client::connect_with(server.addr, &[("authorization", &format!("Bearer {other}"))]).await;
+    let (code, message) = refusal(&bo.request(resume(table.table, None)).await);
+    assert_eq!(
+        (code, message.as_str()),
+        (ErrorCode::InvalidToken, "your account holds no seat at this table: join it")
+    );
+    // Without a session: a name to join, a token to resume.
+    let mut anonymous = server.client().await;
+    let (code, message) = refusal(&anonymous.request(join(table.table, None)).await);
+    assert_eq!(
+        (code, message.as_str()),
+        (ErrorCode::InvalidName, "a name is needed to join without signing in")
+    );
+    let (code, _) = refusal(&anonymous.request(resume(table.table, None)).await);
+    assert_eq!(code, ErrorCode::InvalidToken);
+
+    // The match's record names the account; the account's own list has it.
+    let owner = table.owner_token.clone();
+    assert!(matches!(
+        first.request(ClientMessage::AddBots { owner_token: owner.clone() }).await,
+        ServerMessage::Ack { .. }
+    ));
+    assert!(matches!(
+        first.request(ClientMessage::Start { owner_token: owner }).await,
+        ServerMessage::Ack { .. }
+    ));
+    let record = server.record(table.table).await;
+    let mine = record.seats.iter().find(|s| s.seat == seat).unwrap();
+    assert_eq!((mine.name.as_str(), mine.account.map(|a| a.to_string())), ("Ann", Some(account.clone())));
+    assert!(record.seats.iter().filter(|s| s.seat != seat).all(|s| s.account.is_none()));
+    let list = |token: &str| {
+        send(server.http.get(server.url("/api/v1/matches?mine=true")).bearer_auth(token.to_owned()))
+    };
+    let ann_list = list(&token).await;
+    assert_eq!(ann_list.status, 200);
+    assert_eq!(ann_list.headers["cache-control"], "private, no-cache");
+    let tables: Vec<&Value> = ann_list.body.as_array().unwrap().iter().map(|m| &m["table"]).collect();
+    assert_eq!(tables, vec![&json!(table.table)]);
+    assert_eq!(list(&other).await.body, json!([]), "Bo sat nowhere");
+    let anonymous_list = send(server.http.get(server.url("/api/v1/matches?mine=true"))).await;
+    refused(&anonymous_list, 401, ErrorCode::Unauthorized);
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn a_seat_held_by_an_account_survives_a_restart() {
+    use spades_protocol::ServerMessage;
+    let dir = std::env::temp_dir().join(format!("spades-seat-accounts-{}", uuid::Uuid::new_v4().simple()));
+    let mut config = config();
+    config.storage.in_memory = false;
+    config.storage.data_dir = dir.clone();
+    let server = spawn_server(config.clone()).await;
+    let (token, _) = bearer(&server, 1, "Ann").await;
+    let table = server.create_table(spades_protocol::TableOptions::default()).await;
+    let bearer_header = format!("Bearer {token}");
+    let mut c = Client::connect_with(server.addr, &[("authorization", &bearer_header)]).await;
+    let ServerMessage::Joined { seat, .. } = c.request(join(table.table, None)).await else { panic!() };
+    drop(c);
+    server.stop().await;
+    let server = spawn_server(config).await;
+    let mut back = Client::connect_with(server.addr, &[("authorization", &bearer_header)]).await;
+    let resumed = back.request(resume(table.table, None)).await;
+    assert!(matches!(resumed, ServerMessage::Resumed { seat: s, .. } if s == seat), "{resumed:?}");
+    server.stop().await;
+    let _ = std::fs::remove_dir_all(dir);
+}

@@ -142,7 +142,7 @@ async fn bots_do_not_play_a_match_alone_and_wait_for_its_player() {
         .request(ClientMessage::Resume {
             protocol: Some(spades_protocol::PROTOCOL_VERSION),
             table: created.table,
-            token,
+            token: Some(token),
         })
         .await;
     assert!(matches!(r, ServerMessage::Resumed { .. }), "{r:?}");
@@ -176,7 +176,7 @@ async fn chat_messages_carry_ids_that_a_new_attach_repeats() {
         .request(ClientMessage::Resume {
             protocol: Some(spades_protocol::PROTOCOL_VERSION),
             table: created.table,
-            token,
+            token: Some(token),
         })
         .await;
     let mut seen = Vec::new();
@@ -238,7 +238,11 @@ async fn a_player_back_from_a_lost_connection_is_told_what_the_table_played_for_
     // North comes back.
     let mut back = server.client().await;
     let r = back
-        .request(ClientMessage::Resume { protocol: Some(spades_protocol::PROTOCOL_VERSION), table, token })
+        .request(ClientMessage::Resume {
+            protocol: Some(spades_protocol::PROTOCOL_VERSION),
+            table,
+            token: Some(token),
+        })
         .await;
     assert!(matches!(r, ServerMessage::Resumed { .. }), "{r:?}");
     let snapshot = back.view_until(|_| true).await;

@@ -75,7 +75,7 @@ async fn a_leavers_partner_finishes_the_match_with_the_bot() {
             .request(ClientMessage::Resume {
                 protocol: Some(spades_protocol::PROTOCOL_VERSION),
                 table,
-                token: south_token
+                token: Some(south_token)
             })
             .await,
         ServerMessage::Resumed { seat: Seat::South, .. }

@@ -169,7 +169,7 @@ async fn crash_and_recover(database_url: &str) {
                 .request(ClientMessage::Resume {
                     protocol: Some(spades_protocol::PROTOCOL_VERSION),
                     table: t.id,
-                    token: token.clone(),
+                    token: Some(token.clone()),
                 })
                 .await;
             assert!(matches!(r, ServerMessage::Resumed { seat: s, .. } if s == *seat), "{r:?}");
@@ -201,7 +201,7 @@ async fn crash_and_recover(database_url: &str) {
                     c.request(ClientMessage::Resume {
                         protocol: Some(spades_protocol::PROTOCOL_VERSION),
                         table: t.id,
-                        token: token.clone(),
+                        token: Some(token.clone()),
                     })
                     .await;
                 }

@@ -95,7 +95,7 @@ async fn the_owner_takes_bots_out_and_moves_seats_before_the_start() {
         .request(ClientMessage::Resume {
             protocol: Some(spades_protocol::PROTOCOL_VERSION),
             table,
-            token: ann_token,
+            token: Some(ann_token),
         })
         .await;
     assert!(matches!(r, ServerMessage::Resumed { seat: Seat::South, .. }), "{r:?}");

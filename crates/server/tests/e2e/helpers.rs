@@ -317,7 +317,7 @@ pub fn join_message(table: Uuid, name: &str, seat: Option<Seat>, invite: Option<
     ClientMessage::Join {
         protocol: Some(spades_protocol::PROTOCOL_VERSION),
         table,
-        name: name.into(),
+        name: Some(name.into()),
         seat,
         invite,
     }

@@ -119,7 +119,7 @@ async fn a_dropped_client_resumes_its_seat_with_its_token() {
         .request(ClientMessage::Resume {
             protocol: Some(spades_protocol::PROTOCOL_VERSION),
             table,
-            token: token.clone(),
+            token: Some(token.clone()),
         })
         .await;
     assert!(matches!(reply, ServerMessage::Resumed { seat: Seat::North, .. }), "{reply:?}");
@@ -132,8 +132,12 @@ async fn a_dropped_client_resumes_its_seat_with_its_token() {
 
     // A second connection with the same token plays the same seat.
     let mut twin = server.client().await;
-    twin.request(ClientMessage::Resume { protocol: Some(spades_protocol::PROTOCOL_VERSION), table, token })
-        .await;
+    twin.request(ClientMessage::Resume {
+        protocol: Some(spades_protocol::PROTOCOL_VERSION),
+        table,
+        token: Some(token),
+    })
+    .await;
     let v = twin.view_until(|_| true).await;
     assert_eq!(v.game.as_ref().unwrap().hand, Some(hand_now));
     let _ = Action::Bid(0);

@@ -75,7 +75,7 @@ async fn nobody_acts_out_of_place_and_illegal_cards_change_nothing() {
         .request(ClientMessage::Resume {
             protocol: Some(spades_protocol::PROTOCOL_VERSION),
             table,
-            token: "0".repeat(64),
+            token: Some("0".repeat(64)),
         })
         .await;
     assert_eq!(code_of(&r), Some(ErrorCode::InvalidToken));
@@ -83,7 +83,7 @@ async fn nobody_acts_out_of_place_and_illegal_cards_change_nothing() {
         .request(ClientMessage::Resume {
             protocol: Some(spades_protocol::PROTOCOL_VERSION),
             table,
-            token: tokens[2].clone(),
+            token: Some(tokens[2].clone()),
         })
         .await;
     assert!(matches!(r, ServerMessage::Resumed { seat: Seat::South, .. }));

@@ -103,7 +103,7 @@ pub(super) async fn a_move_is_taken(addr: SocketAddr, table: Uuid, tokens: &[Str
     let resume = ClientMessage::Resume {
         protocol: Some(spades_protocol::PROTOCOL_VERSION),
         table,
-        token: tokens[usize::from(turn.index())].clone(),
+        token: Some(tokens[usize::from(turn.index())].clone()),
     };
     if !matches!(c.request(resume).await, ServerMessage::Resumed { .. }) {
         return false;
@@ -251,8 +251,12 @@ async fn every_relayed_connection_follows_a_dead_owners_table() {
     for (i, n) in nodes[1..].iter().enumerate() {
         let mut c = Client::connect(n.addr).await;
         let token = tokens[i].clone();
-        c.send(ClientMessage::Resume { protocol: Some(spades_protocol::PROTOCOL_VERSION), table, token })
-            .await;
+        c.send(ClientMessage::Resume {
+            protocol: Some(spades_protocol::PROTOCOL_VERSION),
+            table,
+            token: Some(token),
+        })
+        .await;
         returning.push(c);
     }
     for (i, c) in returning.iter_mut().enumerate() {

@@ -260,7 +260,7 @@ async fn drive(
             msg: ClientMessage::Resume {
                 protocol: Some(spades_protocol::PROTOCOL_VERSION),
                 table,
-                token: token.clone(),
+                token: Some(token.clone()),
             },
         };
         let resumed = tokio::time::timeout(
@@ -545,7 +545,7 @@ async fn a_match_spread_over_three_nodes_plays_to_the_end_without_leaks() {
                     .request(ClientMessage::Resume {
                         protocol: Some(spades_protocol::PROTOCOL_VERSION),
                         table,
-                        token,
+                        token: Some(token),
                     })
                     .await;
                 assert!(matches!(r, ServerMessage::Resumed { .. }), "{r:?}");

@@ -83,7 +83,7 @@ async fn attach_now(addr: SocketAddr, table: Uuid, token: Option<&str>) -> Clien
     let mut c = Client::connect(addr).await;
     let protocol = Some(spades_protocol::PROTOCOL_VERSION);
     c.send(match token {
-        Some(t) => ClientMessage::Resume { protocol, table, token: t.to_owned() },
+        Some(t) => ClientMessage::Resume { protocol, table, token: Some(t.to_owned()) },
         None => ClientMessage::Watch { protocol, table },
     })
     .await;

@@ -75,10 +75,32 @@ async fn a_session_works_on_every_node_and_a_sign_out_closes_its_sockets_everywh
             .await;
         assert!(matches!(watching, ServerMessage::Watching { .. }), "{watching:?}");
     }
+    // Seated by the account through n1, back at the seat through n2 (the
+    // table's owner is one of them: the other relays) with no token.
+    let mut seat_n1 = Client::connect_with(n1.addr, &[("authorization", &bearer)]).await;
+    let joined = seat_n1
+        .request(ClientMessage::Join {
+            protocol: Some(spades_protocol::PROTOCOL_VERSION),
+            table: table.table,
+            name: None,
+            seat: None,
+            invite: None,
+        })
+        .await;
+    let ServerMessage::Joined { seat, .. } = joined else { panic!("{joined:?}") };
+    let mut seat_n2 = Client::connect_with(n2.addr, &[("authorization", &bearer)]).await;
+    let resumed = seat_n2
+        .request(ClientMessage::Resume {
+            protocol: Some(spades_protocol::PROTOCOL_VERSION),
+            table: table.table,
+            token: None,
+        })
+        .await;
+    assert!(matches!(resumed, ServerMessage::Resumed { seat: s, .. } if s == seat), "{resumed:?}");
     // Signed out on n1: the socket on n2 closes within seconds too.
     let out = http.delete(url(&n1, "/api/v1/me/sessions")).bearer_auth(&token).send().await.unwrap();
     assert_eq!(out.status(), 204);
-    for (name, c) in [("n1", &mut on_n1), ("n2", &mut on_n2)] {
+    for (name, c) in [("n1", &mut on_n1), ("n2", &mut on_n2), ("n1", &mut seat_n1), ("n2", &mut seat_n2)] {
         let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
         while !c.ended && tokio::time::Instant::now() < deadline {
             c.try_recv(Duration::from_millis(500)).await;
