@@ -168,12 +168,13 @@ async fn insert_shaped(db: &Db, stage: usize, id: Uuid, p: &Played) {
                 .await;
             }
         }
-        2..=6 => {
+        2..=7 => {
             // Migration 3 adds the cluster's lease columns (empty for a
             // single server); from migration 4 on, a fair match's seeds
             // (JSON). Migration 5 changes an index and a storage parameter
             // only: rows keep migration 4's shape. Migration 6 adds each
             // action's `seq` (below) and a seat's players (JSON, East here).
+            // Migration 7 adds accounts beside the tables (below).
             let (fair_column, fair_value) = if stage >= 4 {
                 (", fair", format!(", {}", lit(&fair_json(id))))
             } else {
@@ -212,6 +213,33 @@ async fn insert_shaped(db: &Db, stage: usize, id: Uuid, p: &Played) {
             "migration {n} is new: add rows shaped like its schema here, so that the data written \
              before it is checked to survive the later ones"
         ),
+    }
+    if stage >= 7 {
+        // An account (its id the table's), its name, device and session.
+        let created = 1_000 + stage as i64;
+        db.exec(&format!(
+            "INSERT INTO accounts (id, name, kind, created_at) VALUES ({id_lit}, {}, 'guest', {created})",
+            lit(&format!("Player v{stage}"))
+        ))
+        .await;
+        db.exec(&format!(
+            "INSERT INTO account_names (skeleton, account_id, name) VALUES ({}, {id_lit}, {})",
+            lit(&format!("player v{stage}")),
+            lit(&format!("Player v{stage}"))
+        ))
+        .await;
+        db.exec(&format!(
+            "INSERT INTO devices (secret_hash, account_id, created_at) VALUES ({}, {id_lit}, {created})",
+            lit(&format!("device-{id}"))
+        ))
+        .await;
+        db.exec(&format!(
+            "INSERT INTO sessions (id, token_hash, account_id, client, address, created_at, last_used_at, \
+             expires_at) VALUES ({id_lit}, {}, {id_lit}, 'test', '127.0.0.1', {created}, {created}, {})",
+            lit(&format!("session-{id}")),
+            i64::MAX
+        ))
+        .await;
     }
     for a in &p.actions {
         let (kind, value) = match a.action {
@@ -282,6 +310,16 @@ async fn every_stage_survives(kind: &str, db: Db, url: &str, data_dir: &Path) {
             value.to_string()
         });
         assert_eq!(fair, (*stage >= 4).then(|| fair_json(*id)), "{kind} stage {stage}");
+        // Accounts keep their name, device and session.
+        if *stage >= 7 {
+            let accounts = journal.accounts();
+            let account = accounts.device_account(&format!("device-{id}")).await.unwrap().unwrap();
+            assert_eq!((account.id, account.name), (*id, format!("Player v{stage}")), "{kind}");
+            let (session, _) = accounts.session(&format!("session-{id}")).await.unwrap().unwrap();
+            assert_eq!(session.account, *id, "{kind}");
+            let holder = accounts.name_holder(&format!("player v{stage}"), 0).await.unwrap().unwrap();
+            assert_eq!(holder.account, *id, "{kind}");
+        }
         // The summary columns are filled in for rows written before them.
         let s = summaries.iter().find(|s| s.table == *id).unwrap();
         assert_eq!(s.hands_played, 1, "{kind} stage {stage}");
