@@ -168,13 +168,14 @@ async fn insert_shaped(db: &Db, stage: usize, id: Uuid, p: &Played) {
                 .await;
             }
         }
-        2..=7 => {
+        2..=8 => {
             // Migration 3 adds the cluster's lease columns (empty for a
             // single server); from migration 4 on, a fair match's seeds
             // (JSON). Migration 5 changes an index and a storage parameter
             // only: rows keep migration 4's shape. Migration 6 adds each
             // action's `seq` (below) and a seat's players (JSON, East here).
-            // Migration 7 adds accounts beside the tables (below).
+            // Migration 7 adds accounts beside the tables (below);
+            // migration 8 the account of a seat (East's here).
             let (fair_column, fair_value) = if stage >= 4 {
                 (", fair", format!(", {}", lit(&fair_json(id))))
             } else {
@@ -198,10 +199,16 @@ async fn insert_shaped(db: &Db, stage: usize, id: Uuid, p: &Played) {
                 } else {
                     ("", String::new())
                 };
+                let (account_column, account) = if stage >= 8 {
+                    let value = if seat == Seat::East { id_lit.clone() } else { "NULL".to_owned() };
+                    (", account_id", format!(", {value}"))
+                } else {
+                    ("", String::new())
+                };
                 db.exec(&format!(
                     "INSERT INTO seats (table_id, seat, name, kind, token_hash, has_left, autopilot, \
-                     timeouts, grace_expired{players_column}) \
-                     VALUES ({id_lit}, {}, {}, 'bot', NULL, 0, {east}, {}, {east}{players})",
+                     timeouts, grace_expired{players_column}{account_column}) \
+                     VALUES ({id_lit}, {}, {}, 'bot', NULL, 0, {east}, {}, {east}{players}{account})",
                     seat.index(),
                     lit(seat.name()),
                     2 * east
@@ -300,6 +307,7 @@ async fn every_stage_survives(kind: &str, db: Db, url: &str, data_dir: &Path) {
         assert_eq!(east.autopilot, *stage >= 2, "{kind} stage {stage}");
         assert_eq!(east.timeouts, if *stage >= 2 { 2 } else { 0 });
         assert_eq!(stored.epoch, if *stage >= 2 { 2 } else { 0 });
+        assert_eq!(east.account, (*stage >= 8).then_some(*id), "{kind} stage {stage}");
         let players = serde_json::to_string(&east.players).unwrap();
         assert_eq!(players, if *stage >= 6 { PLAYERS } else { "[]" }, "{kind} stage {stage}");
         // Read back, older seeds have no commitments; the rest is as stored.
