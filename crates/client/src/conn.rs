@@ -568,7 +568,7 @@ impl Connection {
     /// [`Error::Refused`] (`seats_empty`, `invalid_token`, …) or a connection
     /// error.
     pub async fn start(&mut self, owner_token: &str) -> Result<()> {
-        self.request(ClientMessage::Start { owner_token: owner_token.to_owned() }).await.map(drop)
+        self.request(ClientMessage::Start { owner_token: Some(owner_token.to_owned()) }).await.map(drop)
     }
 
     /// Owner: a bot in every empty seat.
@@ -576,7 +576,7 @@ impl Connection {
     /// # Errors
     /// [`Error::Refused`] or a connection error.
     pub async fn add_bots(&mut self, owner_token: &str) -> Result<()> {
-        self.request(ClientMessage::AddBots { owner_token: owner_token.to_owned() }).await.map(drop)
+        self.request(ClientMessage::AddBots { owner_token: Some(owner_token.to_owned()) }).await.map(drop)
     }
 
     /// Bids or plays and waits for the `ack` (the new view follows).

@@ -143,8 +143,10 @@ impl Command {
         match self {
             Command::Bid(bid) => ClientMessage::Bid { bid: *bid, seq: None },
             Command::Play(card) => ClientMessage::Play { card: *card, seq: None },
-            Command::Start { owner_token } => ClientMessage::Start { owner_token: owner_token.clone() },
-            Command::AddBots { owner_token } => ClientMessage::AddBots { owner_token: owner_token.clone() },
+            Command::Start { owner_token } => ClientMessage::Start { owner_token: Some(owner_token.clone()) },
+            Command::AddBots { owner_token } => {
+                ClientMessage::AddBots { owner_token: Some(owner_token.clone()) }
+            }
             Command::TakeOver => ClientMessage::TakeOver,
             Command::Leave => ClientMessage::Leave,
             Command::Ping => ClientMessage::Ping,

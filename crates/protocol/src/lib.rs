@@ -442,27 +442,35 @@ pub enum ClientMessage {
     Sync,
     /// Owner only: start the match (every seat must be taken).
     Start {
-        /// The owner token from table creation.
-        owner_token: String,
+        /// The owner token from table creation; absent: the connection's
+        /// account, when it created the table signed in.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        owner_token: Option<String>,
     },
     /// Owner only: put a bot in every empty seat.
     AddBots {
-        /// The owner token from table creation.
-        owner_token: String,
+        /// The owner token from table creation; absent: the connection's
+        /// account, when it created the table signed in.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        owner_token: Option<String>,
     },
     /// Owner only, in the lobby: take the bot out of a seat (the seat
     /// becomes empty).
     RemoveBot {
-        /// The owner token from table creation.
-        owner_token: String,
+        /// The owner token from table creation; absent: the connection's
+        /// account, when it created the table signed in.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        owner_token: Option<String>,
         /// The bot's seat.
         seat: Seat,
     },
     /// Owner only, in the lobby: swap the occupants of two seats (either
     /// may be empty). A moved player keeps their seat token.
     MoveSeat {
-        /// The owner token from table creation.
-        owner_token: String,
+        /// The owner token from table creation; absent: the connection's
+        /// account, when it created the table signed in.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        owner_token: Option<String>,
         /// One seat.
         from: Seat,
         /// The other.
@@ -472,8 +480,10 @@ pub enum ClientMessage {
     /// player who left (a bot plays it). The reply
     /// [`ServerMessage::Invited`] carries the code the person joins with.
     Invite {
-        /// The owner token from table creation.
-        owner_token: String,
+        /// The owner token from table creation; absent: the connection's
+        /// account, when it created the table signed in.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        owner_token: Option<String>,
         /// The seat whose player left.
         seat: Seat,
     },
@@ -539,8 +549,10 @@ pub enum ClientMessage {
     /// Owner only, after the match: start another match with the same
     /// seats and options and new deals. Every present player must be ready.
     StartRematch {
-        /// The owner token from table creation.
-        owner_token: String,
+        /// The owner token from table creation; absent: the connection's
+        /// account, when it created the table signed in.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        owner_token: Option<String>,
     },
 }
 
@@ -1229,12 +1241,12 @@ mod tests {
             ),
             (
                 r#"{"type":"move_seat","owner_token":"x","from":"north","to":"east"}"#,
-                ClientMessage::MoveSeat { owner_token: "x".into(), from: Seat::North, to: Seat::East },
+                ClientMessage::MoveSeat { owner_token: Some("x".into()), from: Seat::North, to: Seat::East },
             ),
             (r#"{"req":3,"type":"take_over"}"#, ClientMessage::TakeOver),
             (
                 r#"{"req":4,"type":"add_bots","owner_token":"x"}"#,
-                ClientMessage::AddBots { owner_token: "x".into() },
+                ClientMessage::AddBots { owner_token: Some("x".into()) },
             ),
         ];
         for (json, msg) in cases {
@@ -1273,7 +1285,7 @@ mod tests {
         // ... and let people take bots' seats in the lobby, as new tables do.
         assert!(old.bot_seats_open && TableOptions::default().bot_seats_open);
         let secret = "0123456789abcdef";
-        let p = format!("{:?}", ClientMessage::StartRematch { owner_token: secret.into() });
+        let p = format!("{:?}", ClientMessage::StartRematch { owner_token: Some(secret.into()) });
         assert!(!p.contains(secret), "{p}");
     }
 
@@ -1352,10 +1364,13 @@ mod tests {
                     token: Some(secret.into())
                 }
             ),
-            format!("{:?}", ClientMessage::Start { owner_token: secret.into() }),
+            format!("{:?}", ClientMessage::Start { owner_token: Some(secret.into()) }),
             format!(
                 "{:?}",
-                ClientFrame { req: Some(1), msg: ClientMessage::AddBots { owner_token: secret.into() } }
+                ClientFrame {
+                    req: Some(1),
+                    msg: ClientMessage::AddBots { owner_token: Some(secret.into()) }
+                }
             ),
             format!(
                 "{:?}",

@@ -61,11 +61,11 @@ impl ClientMessage {
         ("resume", &[("protocol", false, PROTOCOL), ("table", true, TABLE_ID), ("token", false, TEXT)]),
         ("watch", &[("protocol", false, PROTOCOL), ("table", true, TABLE_ID)]),
         ("sync", &[]),
-        ("start", &[("owner_token", true, TEXT)]),
-        ("add_bots", &[("owner_token", true, TEXT)]),
-        ("remove_bot", &[("owner_token", true, TEXT), ("seat", true, SEAT)]),
-        ("move_seat", &[("owner_token", true, TEXT), ("from", true, SEAT), ("to", true, SEAT)]),
-        ("invite", &[("owner_token", true, TEXT), ("seat", true, SEAT)]),
+        ("start", &[("owner_token", false, TEXT)]),
+        ("add_bots", &[("owner_token", false, TEXT)]),
+        ("remove_bot", &[("owner_token", false, TEXT), ("seat", true, SEAT)]),
+        ("move_seat", &[("owner_token", false, TEXT), ("from", true, SEAT), ("to", true, SEAT)]),
+        ("invite", &[("owner_token", false, TEXT), ("seat", true, SEAT)]),
         ("bid", &[("bid", true, "a whole number from 0 to 13"), ("seq", false, SEQ)]),
         (
             "play",
@@ -86,7 +86,7 @@ impl ClientMessage {
         ("ping", &[]),
         ("chat", &[("text", true, TEXT)]),
         ("rematch", &[("ready", false, "true or false")]),
-        ("start_rematch", &[("owner_token", true, TEXT)]),
+        ("start_rematch", &[("owner_token", false, TEXT)]),
     ];
 
     /// One valid message of each type in [`ClientMessage::FIELDS`], with
@@ -303,7 +303,7 @@ mod tests {
         let f = read_frame(r#"{"type":"rematch","ready":false}"#).unwrap();
         assert_eq!(f.msg, ClientMessage::Rematch { ready: false });
         let f = read_frame(r#"{"type":"start_rematch","owner_token":"x"}"#).unwrap();
-        assert_eq!(f.msg, ClientMessage::StartRematch { owner_token: "x".into() });
+        assert_eq!(f.msg, ClientMessage::StartRematch { owner_token: Some("x".into()) });
         for (text, starts) in [
             (r#"{"type":"chat","req":5}"#, "\"text\" is missing"),
             (r#"{"type":"chat","text":7,"req":5}"#, "\"text\" must be a string"),

@@ -45,7 +45,7 @@ async fn run(name: &str, journal: Journal, args: &Args) -> f64 {
     let mut ids = Vec::new();
     let (tx, _rx) = mpsc::channel(1024);
     for _ in 0..args.tables {
-        let (id, owner) = s.hosting.create("bench".into(), TableOptions::default()).await.unwrap();
+        let (id, owner) = s.hosting.create("bench".into(), TableOptions::default(), None).await.unwrap();
         let handle = s.hosting.get(&id).unwrap();
         // A spectator connection issues the owner commands.
         let conn = s.hosting.next_conn_id();
@@ -54,7 +54,7 @@ async fn run(name: &str, journal: Journal, args: &Args) -> f64 {
             .send(TableCommand::Attach {
                 conn,
                 outbox: tx.clone(),
-                how: Attach::Watch,
+                how: Attach::Watch { account: None },
                 req: None,
                 quiet: false,
                 reply,
@@ -63,8 +63,11 @@ async fn run(name: &str, journal: Journal, args: &Args) -> f64 {
             .unwrap();
         rx.await.unwrap();
         let act = |act| TableCommand::Act { conn, req: None, act, resent: false };
-        handle.send(act(spades_server::table::Act::AddBots { owner_token: owner.clone() })).await.unwrap();
-        handle.send(act(spades_server::table::Act::Start { owner_token: owner })).await.unwrap();
+        handle
+            .send(act(spades_server::table::Act::AddBots { owner_token: Some(owner.clone()) }))
+            .await
+            .unwrap();
+        handle.send(act(spades_server::table::Act::Start { owner_token: Some(owner) })).await.unwrap();
         handle.send(TableCommand::Detach { conn }).await.unwrap();
         ids.push(id);
     }

@@ -274,6 +274,22 @@ pub async fn signed(state: &AppState, headers: &HeaderMap) -> Result<SignedIn, A
     }
 }
 
+/// The signed-in account of a request that may come with or without a
+/// session: a bearer token must be a live session (a native client asked
+/// for it); a cookie that is not is a browser's old one, and the request
+/// goes on without a session.
+///
+/// # Errors
+/// 401 `unauthorized` for a bearer token of no live session or a
+/// malformed `Authorization` header; storage.
+pub async fn signed_if_any(state: &AppState, headers: &HeaderMap) -> Result<Option<SignedIn>, AppError> {
+    match presented_session(headers) {
+        Presented::Nothing => Ok(None),
+        Presented::Cookie(token) => Ok(state.accounts.authenticate(&token).await.ok()),
+        Presented::Bearer(_) | Presented::Malformed => signed(state, headers).await.map(Some),
+    }
+}
+
 /// A JSON body `T`, read and checked in this order:
 ///
 /// 1. read under the route's `DefaultBodyLimit`: over it 413, unreadable

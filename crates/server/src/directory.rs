@@ -85,12 +85,17 @@ impl Directory {
     ///
     /// # Errors
     /// As [`Hosting::create`].
-    pub async fn create(&self, name: String, options: TableOptions) -> Result<(Uuid, String), AppError> {
+    pub async fn create(
+        &self,
+        name: String,
+        options: TableOptions,
+        owner_account: Option<Uuid>,
+    ) -> Result<(Uuid, String), AppError> {
         if let Some(cluster) = &self.cluster
-            && let Some(created) = cluster.place(&name, options).await
+            && let Some(created) = cluster.place(&name, options, owner_account).await
         {
             return Ok(created);
         }
-        self.hosting.create(name, options).await
+        self.hosting.create(name, options, owner_account).await
     }
 }

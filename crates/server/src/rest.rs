@@ -87,6 +87,7 @@ pub async fn json_errors(req: Request, next: Next) -> Response {
     responses(
         (status = 201, description = "The table and its owner token", body = CreatedTable),
         (status = 400, description = "Invalid options or name", body = ApiError),
+        (status = 401, description = "A bearer token of no live session, or a malformed `Authorization` header (`unauthorized`); a stale session cookie is ignored", body = ApiError),
         (status = 403, description = "A browser page of an origin that is neither this server's nor allowed (`bad_message`)", body = ApiError),
         (status = 413, description = "A body over 16 KiB (`bad_message`)", body = ApiError),
         (status = 415, description = "A body that is not `Content-Type: application/json` (`bad_message`)", body = ApiError),
@@ -96,15 +97,18 @@ pub async fn json_errors(req: Request, next: Next) -> Response {
 )]
 async fn create_table(
     State(state): State<AppState>,
+    headers: HeaderMap,
     _: BrowserOrigin<TableCreation>,
     JsonBody(req, _): JsonBody<CreateTable, PerAddress<NewTables>>,
 ) -> Result<(StatusCode, Json<CreatedTable>), AppError> {
+    // A signed-in creator owns the table by account too.
+    let owner = crate::boundary::signed_if_any(&state, &headers).await?.map(|s| s.account.id);
     req.options.rules.check().map_err(|e| AppError::new(ErrorCode::InvalidOptions, e.to_string()))?;
     let name = match req.name.as_deref() {
         None => "Table".to_owned(),
         Some(raw) => cleaned_name(raw, 40, "the table name")?,
     };
-    let (table, owner_token) = state.tables.create(name, req.options).await?;
+    let (table, owner_token) = state.tables.create(name, req.options, owner).await?;
     Ok((StatusCode::CREATED, Json(CreatedTable { table, owner_token })))
 }
 

@@ -22,7 +22,7 @@ use tokio::time::Instant;
 use tracing::{Instrument, debug, info_span};
 
 use crate::accounts::SignedIn;
-use crate::boundary::{BrowserOrigin, Connecting, Presented, presented_session};
+use crate::boundary::{BrowserOrigin, Connecting, signed_if_any};
 use crate::error::AppError;
 use crate::state::AppState;
 use crate::table::{Act, Attach, ConnId, Frame, Role, TableCommand, TableHandle};
@@ -101,23 +101,10 @@ pub async fn upgrade(
         return AppError::rate_limited("too many new connections from your address: wait a minute", wait)
             .into_response();
     }
-    // The session: a bearer token must be good (a native client asked for
-    // it); a cookie that is not (expired, signed out) is the browser's old
-    // one, and the connection goes on without a session.
-    let signed = match presented_session(&headers) {
-        Presented::Nothing => None,
-        Presented::Cookie(token) => state.accounts.authenticate(&token).await.ok(),
-        Presented::Bearer(token) => match state.accounts.authenticate(&token).await {
-            Ok(signed) => Some(signed),
-            Err(e) => return e.into_response(),
-        },
-        Presented::Malformed => {
-            return AppError::new(
-                ErrorCode::Unauthorized,
-                "the Authorization header must be \"Bearer\" and a session token",
-            )
-            .into_response();
-        }
+    // The session, looked up once for the connection's life.
+    let signed = match signed_if_any(&state, &headers).await {
+        Ok(signed) => signed,
+        Err(e) => return e.into_response(),
     };
     if !state.limits.open_connection(client) {
         crate::metrics::rate_limited("open_connections");
@@ -321,8 +308,10 @@ impl Connection {
     /// token; one without needs a name to join and a token to resume.
     fn attach_of(&self, req: Option<u32>, ask: Ask) -> Result<Attach, ServerMessage> {
         match (ask, &self.signed) {
-            (Ask::Watch, _) => Ok(Attach::Watch),
-            (Ask::Resume { token: Some(token) }, _) => Ok(Attach::Resume { token }),
+            (Ask::Watch, signed) => Ok(Attach::Watch { account: signed.as_ref().map(|s| s.account.id) }),
+            (Ask::Resume { token: Some(token) }, signed) => {
+                Ok(Attach::Resume { token, account: signed.as_ref().map(|s| s.account.id) })
+            }
             (Ask::Resume { token: None }, Some(signed)) => Ok(Attach::Reclaim { account: signed.account.id }),
             (Ask::Resume { token: None }, None) => Err(error(
                 req,
@@ -787,8 +776,8 @@ enum Route {
     Table(Act),
     /// The owner starts a rematch: a new table (`hosting`).
     StartRematch {
-        /// The owner token.
-        owner_token: String,
+        /// The owner token; `None`: the connection's account.
+        owner_token: Option<String>,
     },
 }
 

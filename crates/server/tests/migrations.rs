@@ -175,11 +175,17 @@ async fn insert_shaped(db: &Db, stage: usize, id: Uuid, p: &Played) {
             // only: rows keep migration 4's shape. Migration 6 adds each
             // action's `seq` (below) and a seat's players (JSON, East here).
             // Migration 7 adds accounts beside the tables (below);
-            // migration 8 the account of a seat (East's here).
+            // migration 8 the account of a seat (East's here) and of the
+            // table's owner.
             let (fair_column, fair_value) = if stage >= 4 {
                 (", fair", format!(", {}", lit(&fair_json(id))))
             } else {
                 ("", String::new())
+            };
+            let (fair_column, fair_value) = if stage >= 8 {
+                (format!("{fair_column}, owner_account"), format!("{fair_value}, {id_lit}"))
+            } else {
+                (fair_column.to_owned(), fair_value)
             };
             db.exec(&format!(
                 "INSERT INTO tables (id, name, options, owner_hash, created_at, seed, started_at, epoch, \
@@ -308,6 +314,7 @@ async fn every_stage_survives(kind: &str, db: Db, url: &str, data_dir: &Path) {
         assert_eq!(east.timeouts, if *stage >= 2 { 2 } else { 0 });
         assert_eq!(stored.epoch, if *stage >= 2 { 2 } else { 0 });
         assert_eq!(east.account, (*stage >= 8).then_some(*id), "{kind} stage {stage}");
+        assert_eq!(stored.table.owner_account, (*stage >= 8).then_some(*id), "{kind} stage {stage}");
         let players = serde_json::to_string(&east.players).unwrap();
         assert_eq!(players, if *stage >= 6 { PLAYERS } else { "[]" }, "{kind} stage {stage}");
         // Read back, older seeds have no commitments; the rest is as stored.

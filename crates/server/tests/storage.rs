@@ -110,6 +110,7 @@ fn table_record(id: Uuid, created: u64) -> TableRecord {
             ..Default::default()
         },
         owner_hash: "ab".repeat(32),
+        owner_account: Some(Uuid::from_u128(created.into())),
         created_at_ms: created,
     }
 }

@@ -189,6 +189,7 @@ fn table() -> TableRecord {
         name: "Over TLS".into(),
         options: TableOptions::default(),
         owner_hash: "ab".repeat(32),
+        owner_account: None,
         created_at_ms: 1_700_000_000_000,
     }
 }

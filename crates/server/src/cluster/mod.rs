@@ -414,9 +414,15 @@ impl Cluster {
     /// Creates a table on the least loaded node when this one holds more
     /// than its share of the cluster's tables; `None` when it should be
     /// created here (or the chosen node could not take it).
-    pub async fn place(&self, name: &str, options: TableOptions) -> Option<(Uuid, String)> {
+    pub async fn place(
+        &self,
+        name: &str,
+        options: TableOptions,
+        owner_account: Option<Uuid>,
+    ) -> Option<(Uuid, String)> {
         let node = self.placement()?;
-        match self.request(&node, &Request::Create { name: name.to_owned(), options }).await {
+        let create = Request::Create { name: name.to_owned(), options, owner_account };
+        match self.request(&node, &create).await {
             Ok(Reply::Created { table, owner_token }) => {
                 crate::metrics::table_placed_elsewhere();
                 self.placed_on(&node);

@@ -133,10 +133,12 @@ async fn handle(hosting: &Hosting, cluster: &Arc<Cluster>, request: Request) -> 
             }
             _ => Reply::NotHere,
         }),
-        Request::Create { name, options } => Some(match hosting.create(name, options).await {
-            Ok((table, owner_token)) => Reply::Created { table, owner_token },
-            Err(e) => Reply::Error { code: e.code, message: e.message.clone() },
-        }),
+        Request::Create { name, options, owner_account } => {
+            Some(match hosting.create(name, options, owner_account).await {
+                Ok((table, owner_token)) => Reply::Created { table, owner_token },
+                Err(e) => Reply::Error { code: e.code, message: e.message.clone() },
+            })
+        }
     }
 }
 

@@ -120,6 +120,9 @@ pub(crate) enum Request {
     Create {
         name: String,
         options: TableOptions,
+        /// The account creating the table signed in: its owner.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        owner_account: Option<Uuid>,
     },
 }
 
@@ -364,18 +367,25 @@ mod tests {
             (Act::Leave, r#"{"kind":"leave"}"#.to_owned()),
             (Act::Closing, r#"{"kind":"closing"}"#.to_owned()),
             (Act::Sync, r#"{"kind":"sync"}"#.to_owned()),
-            (Act::Start { owner_token: "t".into() }, r#"{"kind":"start","owner_token":"t"}"#.to_owned()),
-            (Act::AddBots { owner_token: "u".into() }, r#"{"kind":"add_bots","owner_token":"u"}"#.to_owned()),
             (
-                Act::RemoveBot { owner_token: "v".into(), seat: Seat::East },
+                Act::Start { owner_token: Some("t".into()) },
+                r#"{"kind":"start","owner_token":"t"}"#.to_owned(),
+            ),
+            (Act::Start { owner_token: None }, r#"{"kind":"start"}"#.to_owned()),
+            (
+                Act::AddBots { owner_token: Some("u".into()) },
+                r#"{"kind":"add_bots","owner_token":"u"}"#.to_owned(),
+            ),
+            (
+                Act::RemoveBot { owner_token: Some("v".into()), seat: Seat::East },
                 r#"{"kind":"remove_bot","owner_token":"v","seat":"east"}"#.to_owned(),
             ),
             (
-                Act::MoveSeat { owner_token: "w".into(), from: Seat::North, to: Seat::West },
+                Act::MoveSeat { owner_token: Some("w".into()), from: Seat::North, to: Seat::West },
                 r#"{"kind":"move_seat","owner_token":"w","from":"north","to":"west"}"#.to_owned(),
             ),
             (
-                Act::Invite { owner_token: "x".into(), seat: Seat::South },
+                Act::Invite { owner_token: Some("x".into()), seat: Seat::South },
                 r#"{"kind":"invite","owner_token":"x","seat":"south"}"#.to_owned(),
             ),
             (Act::Seed { seed: seed.parse().unwrap() }, format!(r#"{{"kind":"seed","seed":"{seed}"}}"#)),
@@ -398,7 +408,7 @@ mod tests {
                 Attach::Join { name: "Dee".into(), seat: None, invite: Some("code".into()), account: None },
                 r#"{"kind":"join","name":"Dee","seat":null,"invite":"code"}"#,
             ),
-            (Attach::Resume { token: "tok".into() }, r#"{"kind":"resume","token":"tok"}"#),
+            (Attach::Resume { token: "tok".into(), account: None }, r#"{"kind":"resume","token":"tok"}"#),
             (
                 Attach::Join { name: "Ann".into(), seat: None, invite: None, account: Some(Uuid::nil()) },
                 r#"{"kind":"join","name":"Ann","seat":null,"account":"00000000-0000-0000-0000-000000000000"}"#,
@@ -407,7 +417,15 @@ mod tests {
                 Attach::Reclaim { account: Uuid::nil() },
                 r#"{"kind":"reclaim","account":"00000000-0000-0000-0000-000000000000"}"#,
             ),
-            (Attach::Watch, r#"{"kind":"watch"}"#),
+            (Attach::Watch { account: None }, r#"{"kind":"watch"}"#),
+            (
+                Attach::Watch { account: Some(Uuid::nil()) },
+                r#"{"kind":"watch","account":"00000000-0000-0000-0000-000000000000"}"#,
+            ),
+            (
+                Attach::Resume { token: "tok".into(), account: Some(Uuid::nil()) },
+                r#"{"kind":"resume","token":"tok","account":"00000000-0000-0000-0000-000000000000"}"#,
+            ),
         ] {
             assert_eq!(serde_json::to_string(&how).unwrap(), json);
             assert!(serde_json::from_str::<Attach>(json).unwrap() == how, "{json}");
@@ -430,7 +448,7 @@ mod tests {
             origin: "b".into(),
             conn: 3,
             req: None,
-            act: Act::Start { owner_token: "owner-secret".into() },
+            act: Act::Start { owner_token: Some("owner-secret".into()) },
             resent: false,
         };
         let seeded = Act::Seed { seed: seed.parse().unwrap() };
@@ -440,7 +458,7 @@ mod tests {
             invite: Some("invite-secret".into()),
             account: None,
         };
-        let resumed = Attach::Resume { token: "seat-secret".into() };
+        let resumed = Attach::Resume { token: "seat-secret".into(), account: None };
         let shown = format!("{r:?} {seeded:?} {joined:?} {resumed:?}");
         for secret in ["owner-secret", seed.as_str(), "invite-secret", "seat-secret"] {
             assert!(!shown.contains(secret), "{shown}");

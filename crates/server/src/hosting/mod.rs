@@ -21,9 +21,9 @@ use uuid::Uuid;
 use crate::config::Config;
 use crate::error::AppError;
 use crate::storage::Journal;
-use crate::table::{self, ConnId, TableHandle, TableInit, TableSettings};
+use crate::table::{self, ConnId, Ownership, TableHandle, TableInit, TableSettings};
 use crate::time::now_ms;
-use crate::token::{TokenHash, new_token};
+use crate::token::new_token;
 
 mod registry;
 mod rematch;
@@ -138,10 +138,16 @@ impl Hosting {
     ///
     /// # Errors
     /// Capacity reached, or the log or random source failed.
-    pub async fn create(&self, name: String, options: TableOptions) -> Result<(Uuid, String), AppError> {
+    pub async fn create(
+        &self,
+        name: String,
+        options: TableOptions,
+        owner_account: Option<Uuid>,
+    ) -> Result<(Uuid, String), AppError> {
         self.check_capacity()?;
-        let (owner_token, owner) = new_token().map_err(|_| AppError::internal("no randomness"))?;
+        let (owner_token, token) = new_token().map_err(|_| AppError::internal("no randomness"))?;
         let id = Uuid::new_v4();
+        let owner = Ownership { token, account: owner_account };
         let init = self.table_init(id, name, options, owner, now_ms(), 0);
         init.journal.create_table(&table::table_record(&init)).await.map_err(|e| {
             warn!(error = %e, "could not store a new table");
@@ -168,7 +174,7 @@ impl Hosting {
         id: Uuid,
         name: String,
         options: TableOptions,
-        owner: TokenHash,
+        owner: Ownership,
         created_at: u64,
         epoch: u64,
     ) -> TableInit {

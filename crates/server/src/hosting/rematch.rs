@@ -25,7 +25,7 @@ impl Hosting {
         table: &TableHandle,
         conn: ConnId,
         req: Option<u32>,
-        owner_token: String,
+        owner_token: Option<String>,
     ) {
         let (reply, plan) = oneshot::channel();
         if table.send(TableCommand::PlanRematch { conn, req, owner_token, reply }).await.is_err() {

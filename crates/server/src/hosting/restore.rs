@@ -8,6 +8,7 @@ use uuid::Uuid;
 use super::Hosting;
 use crate::record::Restored;
 use crate::storage::{StorageError, StoredTable};
+use crate::table::Ownership;
 use crate::token::TokenHash;
 
 impl Hosting {
@@ -69,6 +70,7 @@ impl Hosting {
     ) {
         let id = stored.table.id;
         restored_state.epoch = epoch;
+        let owner = Ownership { token: owner, account: stored.table.owner_account };
         let init = self.table_init(
             id,
             stored.table.name.clone(),

@@ -55,6 +55,10 @@ pub struct TableRecord {
     pub options: TableOptions,
     /// SHA-256 of the owner token, hex.
     pub owner_hash: String,
+    /// The account that created the table signed in: it acts as the owner
+    /// without the token.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub owner_account: Option<Uuid>,
     /// Creation time, Unix ms.
     pub created_at_ms: u64,
 }

@@ -598,6 +598,7 @@ struct TableRow {
     epoch: i64,
     fair: Option<String>,
     closed: bool,
+    owner_account: Option<String>,
 }
 
 /// seat, name, kind, token_hash, has_left, autopilot, timeouts, grace_expired, players
@@ -734,8 +735,19 @@ fn decode(
         ),
         None => None,
     };
+    let owner_account = match row.owner_account {
+        Some(a) => Some(Uuid::parse_str(&a).map_err(|_| corrupt(t, "the owner's account is not a UUID"))?),
+        None => None,
+    };
     Ok(StoredTable {
-        table: TableRecord { id, name: row.name, options, owner_hash: row.owner_hash, created_at_ms },
+        table: TableRecord {
+            id,
+            name: row.name,
+            options,
+            owner_hash: row.owner_hash,
+            owner_account,
+            created_at_ms,
+        },
         seats: seat_records,
         seed: row.seed.map(|s| s as u64),
         fair,
@@ -812,14 +824,15 @@ macro_rules! backend {
                 for (op, fence) in writes.iter().filter(|(op, _)| matches!(op, WriteOp::Table(_))) {
                     if let WriteOp::Table(t) = op {
                         sqlx::query(
-                            "INSERT INTO tables (id, name, options, owner_hash, created_at) \
-                             VALUES ($1, $2, $3, $4, $5) ON CONFLICT (id) DO NOTHING",
+                            "INSERT INTO tables (id, name, options, owner_hash, created_at, owner_account) \
+                             VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (id) DO NOTHING",
                         )
                         .bind(t.id.to_string())
                         .bind(&t.name)
                         .bind(json(&t.options))
                         .bind(&t.owner_hash)
                         .bind(t.created_at_ms as i64)
+                        .bind(t.owner_account.map(|a| a.to_string()))
                         .execute(&mut *tx)
                         .await?;
                         if let Some(fence) = fence {
@@ -965,10 +978,21 @@ macro_rules! backend {
             }
 
             pub(super) async fn table_rows(pool: &$pool, filter: Filter) -> Result<Vec<TableRow>, sqlx::Error> {
-                type Row =
-                    (String, String, String, String, i64, Option<i64>, Option<String>, i64, Option<String>, Option<i64>);
+                type Row = (
+                    String,
+                    String,
+                    String,
+                    String,
+                    i64,
+                    Option<i64>,
+                    Option<String>,
+                    i64,
+                    Option<String>,
+                    Option<i64>,
+                    Option<String>,
+                );
                 const COLUMNS: &str = "SELECT id, name, options, owner_hash, created_at, seed, result, epoch, fair, \
-                                       closed_at FROM tables";
+                                       closed_at, owner_account FROM tables";
                 let rows: Vec<Row> = match filter {
                     Filter::Open => {
                         sqlx::query_as(sqlx::AssertSqlSafe(format!(
@@ -994,18 +1018,23 @@ macro_rules! backend {
                 };
                 Ok(rows
                     .into_iter()
-                    .map(|(id, name, options, owner_hash, created_at, seed, result, epoch, fair, closed_at)| TableRow {
-                        id,
-                        name,
-                        options,
-                        owner_hash,
-                        created_at,
-                        seed,
-                        result,
-                        epoch,
-                        fair,
-                        closed: closed_at.is_some(),
-                    })
+                    .map(
+                        |(id, name, options, owner_hash, created_at, seed, result, epoch, fair, closed_at, owner_account)| {
+                            TableRow {
+                                id,
+                                name,
+                                options,
+                                owner_hash,
+                                created_at,
+                                seed,
+                                result,
+                                epoch,
+                                fair,
+                                closed: closed_at.is_some(),
+                                owner_account,
+                            }
+                        },
+                    )
                     .collect())
             }
 

@@ -119,16 +119,23 @@ impl Table {
         }
     }
 
+    /// True for the table's owner: the owner token when one is given, else
+    /// a connection signed in as the account that created the table.
+    pub(super) fn is_owner(&self, conn: ConnId, owner_token: Option<&str>) -> bool {
+        let account = self.conns.iter().find(|c| c.id == conn).and_then(|c| c.account);
+        self.owner.admits(owner_token, account)
+    }
+
     /// Owner actions need the owner token and a match not yet started;
     /// refuses (and returns false) otherwise.
     pub(super) fn owner_in_lobby(
         &mut self,
         conn: ConnId,
         req: Option<u32>,
-        owner_token: &str,
+        owner_token: Option<&str>,
         what: &str,
     ) -> bool {
-        if !self.owner.matches(owner_token) {
+        if !self.is_owner(conn, owner_token) {
             self.error_to(conn, req, ErrorCode::InvalidToken, format!("only the table's owner can {what}"));
             return false;
         }
@@ -154,7 +161,7 @@ impl Table {
         &mut self,
         conn: ConnId,
         req: Option<u32>,
-        owner_token: &str,
+        owner_token: Option<&str>,
         now: Instant,
     ) {
         if !self.owner_in_lobby(conn, req, owner_token, "start the match") {
@@ -172,7 +179,13 @@ impl Table {
     }
 
     /// Owner, in the lobby: a bot in every empty seat.
-    pub(super) async fn add_bots(&mut self, conn: ConnId, req: Option<u32>, owner_token: &str, now: Instant) {
+    pub(super) async fn add_bots(
+        &mut self,
+        conn: ConnId,
+        req: Option<u32>,
+        owner_token: Option<&str>,
+        now: Instant,
+    ) {
         if !self.owner_in_lobby(conn, req, owner_token, "add bots") {
             return;
         }
@@ -203,7 +216,7 @@ impl Table {
         &mut self,
         conn: ConnId,
         req: Option<u32>,
-        owner_token: &str,
+        owner_token: Option<&str>,
         seat: Seat,
         now: Instant,
     ) {
@@ -229,7 +242,7 @@ impl Table {
         &mut self,
         conn: ConnId,
         req: Option<u32>,
-        owner_token: &str,
+        owner_token: Option<&str>,
         (from, to): (Seat, Seat),
         now: Instant,
     ) {
@@ -278,8 +291,8 @@ impl Table {
     /// Owner, during the match: a code for a person to take the seat of the
     /// player who left it (`join` with `invite`). A new invitation replaces
     /// the seat's last one.
-    pub(super) fn invite(&mut self, conn: ConnId, req: Option<u32>, owner_token: &str, seat: Seat) {
-        if !self.owner.matches(owner_token) {
+    pub(super) fn invite(&mut self, conn: ConnId, req: Option<u32>, owner_token: Option<&str>, seat: Seat) {
+        if !self.is_owner(conn, owner_token) {
             return self.error_to(conn, req, ErrorCode::InvalidToken, "only the table's owner can invite");
         }
         let Some(m) = self.game.as_ref() else {

@@ -30,6 +30,8 @@ pub(super) struct Conn {
     /// The connection has no view yet (it just attached, asked for one, or
     /// its role changed): its next frame is a snapshot.
     pub(super) fresh: bool,
+    /// The signed-in account of the connection, if any.
+    pub(super) account: Option<Uuid>,
 }
 
 /// The status of a table that has published nothing yet.

@@ -87,6 +87,9 @@ pub enum Attach {
     Resume {
         /// The seat token.
         token: String,
+        /// The connection's account, when it is signed in.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        account: Option<Uuid>,
     },
     /// Come back to the seat the signed-in player's account holds.
     Reclaim {
@@ -94,7 +97,24 @@ pub enum Attach {
         account: Uuid,
     },
     /// Watch.
-    Watch,
+    Watch {
+        /// The connection's account, when it is signed in.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        account: Option<Uuid>,
+    },
+}
+
+impl Attach {
+    /// The signed-in account of the connection attaching, if any: the
+    /// table's owner acts without the owner token when it is the owner's.
+    pub fn account(&self) -> Option<Uuid> {
+        match self {
+            Attach::Join { account, .. } | Attach::Resume { account, .. } | Attach::Watch { account } => {
+                *account
+            }
+            Attach::Reclaim { account } => Some(*account),
+        }
+    }
 }
 
 impl std::fmt::Debug for Attach {
@@ -110,8 +130,10 @@ impl std::fmt::Debug for Attach {
                 .finish(),
             Attach::Reclaim { account } => f.debug_struct("Reclaim").field("account", account).finish(),
             // The token is a secret: never printed.
-            Attach::Resume { .. } => f.debug_struct("Resume").finish_non_exhaustive(),
-            Attach::Watch => f.write_str("Watch"),
+            Attach::Resume { account, .. } => {
+                f.debug_struct("Resume").field("account", account).finish_non_exhaustive()
+            }
+            Attach::Watch { account } => f.debug_struct("Watch").field("account", account).finish(),
         }
     }
 }
@@ -182,25 +204,33 @@ pub enum Act {
     Sync,
     /// Owner: start.
     Start {
-        /// The owner token.
-        owner_token: String,
+        /// The owner token; `None`: the connection's account must be the
+        /// owner's.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        owner_token: Option<String>,
     },
     /// Owner: fill empty seats with bots.
     AddBots {
-        /// The owner token.
-        owner_token: String,
+        /// The owner token; `None`: the connection's account must be the
+        /// owner's.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        owner_token: Option<String>,
     },
     /// Owner, in the lobby: empty a bot's seat.
     RemoveBot {
-        /// The owner token.
-        owner_token: String,
+        /// The owner token; `None`: the connection's account must be the
+        /// owner's.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        owner_token: Option<String>,
         /// The bot's seat.
         seat: Seat,
     },
     /// Owner, in the lobby: swap two seats' occupants.
     MoveSeat {
-        /// The owner token.
-        owner_token: String,
+        /// The owner token; `None`: the connection's account must be the
+        /// owner's.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        owner_token: Option<String>,
         /// One seat.
         from: Seat,
         /// The other.
@@ -208,8 +238,10 @@ pub enum Act {
     },
     /// Owner, in a match: invite a person to the seat of a player who left.
     Invite {
-        /// The owner token.
-        owner_token: String,
+        /// The owner token; `None`: the connection's account must be the
+        /// owner's.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        owner_token: Option<String>,
         /// The seat.
         seat: Seat,
     },
@@ -311,8 +343,9 @@ pub enum TableCommand {
         conn: ConnId,
         /// The request id to echo.
         req: Option<u32>,
-        /// The owner token.
-        owner_token: String,
+        /// The owner token; `None`: the connection's account must be the
+        /// owner's.
+        owner_token: Option<String>,
         /// The plan, when accepted.
         reply: oneshot::Sender<Option<RematchPlan>>,
     },
@@ -375,6 +408,33 @@ impl Default for TableSettings {
     }
 }
 
+/// Who owns a table: the holder of the owner token, and the account that
+/// created the table signed in (if it did). `Debug` shows no hash.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub struct Ownership {
+    /// The owner token's hash.
+    pub token: TokenHash,
+    /// The account that created the table.
+    pub account: Option<Uuid>,
+}
+
+impl std::fmt::Debug for Ownership {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Ownership").field("account", &self.account).finish_non_exhaustive()
+    }
+}
+
+impl Ownership {
+    /// True for the owner: the owner token when one is given, else a
+    /// connection signed in as the owning account.
+    pub fn admits(&self, token: Option<&str>, account: Option<Uuid>) -> bool {
+        match token {
+            Some(token) => self.token.matches(token),
+            None => self.account.is_some() && self.account == account,
+        }
+    }
+}
+
 /// Everything needed to start a table's task.
 pub struct TableInit {
     /// Id.
@@ -383,8 +443,8 @@ pub struct TableInit {
     pub name: String,
     /// Options.
     pub options: TableOptions,
-    /// Owner token hash.
-    pub owner: TokenHash,
+    /// The owner.
+    pub owner: Ownership,
     /// Creation time (Unix ms).
     pub created_at: u64,
     /// Shared settings.
@@ -485,7 +545,7 @@ struct Table {
     name: String,
     options: TableOptions,
     created_at: u64,
-    owner: TokenHash,
+    owner: Ownership,
     seats: BySeat<Option<Occupant>>,
     game: Option<Match>,
     /// Before the match: the committed server seed and the players' seeds.
@@ -592,7 +652,7 @@ impl Table {
             TableCommand::Detach { conn } => self.detach(conn, now),
             TableCommand::Act { conn, req, act, resent } => self.act(conn, req, (act, resent), now).await,
             TableCommand::PlanRematch { conn, req, owner_token, reply } => {
-                let _ = reply.send(self.plan_rematch(conn, req, &owner_token));
+                let _ = reply.send(self.plan_rematch(conn, req, owner_token.as_deref()));
             }
             TableCommand::RematchStarted { conn, req, next } => self.rematch_started(conn, req, next, now),
         }
@@ -616,13 +676,15 @@ impl Table {
             Act::Leave => self.leave(conn, req, role, now).await,
             Act::Closing => self.closing(conn, req),
             Act::Sync => self.sync(conn, req, now),
-            Act::Start { owner_token } => self.start_match(conn, req, &owner_token, now).await,
-            Act::AddBots { owner_token } => self.add_bots(conn, req, &owner_token, now).await,
-            Act::RemoveBot { owner_token, seat } => self.remove_bot(conn, req, &owner_token, seat, now).await,
-            Act::MoveSeat { owner_token, from, to } => {
-                self.move_seat(conn, req, &owner_token, (from, to), now).await;
+            Act::Start { owner_token } => self.start_match(conn, req, owner_token.as_deref(), now).await,
+            Act::AddBots { owner_token } => self.add_bots(conn, req, owner_token.as_deref(), now).await,
+            Act::RemoveBot { owner_token, seat } => {
+                self.remove_bot(conn, req, owner_token.as_deref(), seat, now).await;
             }
-            Act::Invite { owner_token, seat } => self.invite(conn, req, &owner_token, seat),
+            Act::MoveSeat { owner_token, from, to } => {
+                self.move_seat(conn, req, owner_token.as_deref(), (from, to), now).await;
+            }
+            Act::Invite { owner_token, seat } => self.invite(conn, req, owner_token.as_deref(), seat),
             Act::Seed { seed } => self.contribute(conn, req, role, fair::Offer::Seed(seed), now).await,
             Act::CommitSeed { commitment } => {
                 self.contribute(conn, req, role, fair::Offer::Commitment(commitment), now).await;
@@ -639,7 +701,8 @@ pub fn table_record(init: &TableInit) -> TableRecord {
         id: init.id,
         name: init.name.clone(),
         options: init.options,
-        owner_hash: init.owner.to_hex(),
+        owner_hash: init.owner.token.to_hex(),
+        owner_account: init.owner.account,
         created_at_ms: init.created_at,
     }
 }

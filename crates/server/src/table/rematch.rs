@@ -36,8 +36,8 @@ pub struct RematchPlan {
     pub name: String,
     /// Its options.
     pub options: TableOptions,
-    /// The owner token's hash.
-    pub owner: TokenHash,
+    /// The owner (token and account), as the finished table's.
+    pub owner: super::Ownership,
     /// The seats, as they start the new match.
     pub seats: BySeat<Option<SeatRecord>>,
 }
@@ -107,9 +107,9 @@ impl Table {
         &mut self,
         conn: ConnId,
         req: Option<u32>,
-        owner_token: &str,
+        owner_token: Option<&str>,
     ) -> Option<RematchPlan> {
-        if !self.owner.matches(owner_token) {
+        if !self.is_owner(conn, owner_token) {
             self.error_to(conn, req, ErrorCode::InvalidToken, "only the table's owner can start a rematch");
             return None;
         }

@@ -272,9 +272,10 @@ impl Table {
         quiet: bool,
         now: Instant,
     ) -> Option<Attached> {
+        let account = how.account();
         let (role, reply, again) = match how {
-            Attach::Watch => {
-                (Role::Spectator, ServerMessage::Watching { req, table: self.id }, Attach::Watch)
+            Attach::Watch { account } => {
+                (Role::Spectator, ServerMessage::Watching { req, table: self.id }, Attach::Watch { account })
             }
             Attach::Join { name, seat, invite, account } => {
                 if let Some(held) = account.and_then(|a| self.seat_of_account(a)) {
@@ -311,12 +312,12 @@ impl Table {
                 }
                 self.placed(place);
                 info!(%seat, ?place, "seat taken");
-                let again = Attach::Resume { token: token.clone() };
+                let again = Attach::Resume { token: token.clone(), account };
                 (Role::Seat(seat), ServerMessage::Joined { req, table: self.id, seat, token }, again)
             }
             Attach::Resume { .. } | Attach::Reclaim { .. } => {
                 let found = match &how {
-                    Attach::Resume { token } => Seat::ALL.into_iter().find(|&s| {
+                    Attach::Resume { token, .. } => Seat::ALL.into_iter().find(|&s| {
                         self.seats[s].as_ref().and_then(|o| o.token).is_some_and(|h| h.matches(token))
                     }),
                     Attach::Reclaim { account } => self.seat_of_account(*account).or_else(|| {
@@ -325,7 +326,7 @@ impl Table {
                             .into_iter()
                             .find(|&s| self.seats[s].as_ref().is_some_and(|o| o.account == Some(*account)))
                     }),
-                    Attach::Join { .. } | Attach::Watch => None,
+                    Attach::Join { .. } | Attach::Watch { .. } => None,
                 };
                 let Some(seat) = found else {
                     let message = if matches!(how, Attach::Reclaim { .. }) {
@@ -364,7 +365,7 @@ impl Table {
         if returned {
             self.seats_changed().await;
         }
-        self.conns.push(Conn { id: conn, role, outbox, closing: false, fresh: true });
+        self.conns.push(Conn { id: conn, role, outbox, closing: false, fresh: true, account });
         self.idle_since = None;
         if !quiet {
             self.send_to(conn, &reply);

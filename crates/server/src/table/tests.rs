@@ -60,6 +60,7 @@ async fn spawn_table(
             name: "t".into(),
             options,
             owner_hash: hash.to_hex(),
+            owner_account: None,
             created_at_ms: 0,
         })
         .await
@@ -69,7 +70,7 @@ async fn spawn_table(
         id,
         name: "Test".into(),
         options,
-        owner: hash,
+        owner: Ownership { token: hash, account: None },
         created_at: 0,
         settings: Arc::new(settings),
         journal: journal.clone(),
@@ -236,7 +237,7 @@ async fn started_on(
         seats.push(Fake::join(&h, s).await);
     }
     let owner = h.owner.clone();
-    seats[0].act(&h, Act::Start { owner_token: owner }).await;
+    seats[0].act(&h, Act::Start { owner_token: Some(owner) }).await;
     (h, seats)
 }
 
@@ -430,7 +431,7 @@ async fn a_dropped_seat_is_held_for_the_grace_then_a_bot_plays_it() {
         // The player comes back with the token and has the seat again.
         let token = seats[g].token.clone().unwrap();
         let mut back = Fake::new(4096);
-        assert_eq!(back.attach(&h, Attach::Resume { token }).await, Some(Role::Seat(gone)));
+        assert_eq!(back.attach(&h, Attach::Resume { token, account: None }).await, Some(Role::Seat(gone)));
         assert_eq!(seats[o].view().seats[g].status, SeatStatus::Present);
         assert!(back.view().game.unwrap().hand.is_some());
     }
@@ -458,7 +459,10 @@ async fn leaving_is_permanent_and_a_bot_plays_on() {
     assert_eq!(seats[0].view().seats[2].status, SeatStatus::Left);
     // The token can still watch, but not act.
     let mut again = Fake::new(4096);
-    assert_eq!(again.attach(&h, Attach::Resume { token }).await, Some(Role::Left(Seat::South)));
+    assert_eq!(
+        again.attach(&h, Attach::Resume { token, account: None }).await,
+        Some(Role::Left(Seat::South))
+    );
     let v = again.view();
     assert_eq!(v.you, Some(Seat::South));
     assert!(v.game.as_ref().unwrap().hand.is_none(), "a leaver sees no hand");
@@ -539,7 +543,7 @@ async fn a_connection_that_falls_behind_is_dropped_and_can_resume() {
     while slow.rx.try_recv().is_ok() {}
     assert!(slow.rx.is_closed() || slow.rx.try_recv().is_err());
     let mut back = Fake::new(4096);
-    assert_eq!(back.attach(&h, Attach::Resume { token }).await, Some(Role::Seat(Seat::East)));
+    assert_eq!(back.attach(&h, Attach::Resume { token, account: None }).await, Some(Role::Seat(Seat::East)));
     assert_eq!(fast.view().seats[1].status, SeatStatus::Present);
 }
 
@@ -584,7 +588,7 @@ async fn restored_tables_keep_counting_views_upwards() {
     .await;
     let f = Fake::new(64);
     let (reply, rx) = oneshot::channel();
-    let how = Attach::Resume { token: tokens[0].0.clone() };
+    let how = Attach::Resume { token: tokens[0].0.clone(), account: None };
     h.handle
         .send(TableCommand::Attach { conn: f.id, outbox: f.tx.clone(), how, req: None, quiet: false, reply })
         .await
@@ -627,7 +631,7 @@ async fn absence_state_survives_a_restart() {
     )
     .await;
     let mut north = Fake::new(4096);
-    north.attach(&h, Attach::Resume { token: tokens[0].0.clone() }).await;
+    north.attach(&h, Attach::Resume { token: tokens[0].0.clone(), account: None }).await;
     let v = north.view();
     assert_eq!(v.seats[0].status, SeatStatus::Present);
     // Gone, so away while a grace runs, though the autopilot plays it.
@@ -643,7 +647,7 @@ async fn absence_state_survives_a_restart() {
     assert_eq!(st.summary.seats[1].status, SeatStatus::Away);
     // East comes back: the seat is East's again without a take over.
     let mut east = Fake::new(4096);
-    east.attach(&h, Attach::Resume { token: tokens[1].0.clone() }).await;
+    east.attach(&h, Attach::Resume { token: tokens[1].0.clone(), account: None }).await;
     let v = north.view();
     assert_eq!(v.seats[1].status, SeatStatus::Present);
     assert_eq!(v.seats[1].timeouts, 0);
@@ -694,7 +698,7 @@ async fn an_away_seat_on_autopilot_reads_away_and_its_player_returns_without_tak
     assert_eq!(v.seats[i].timeouts, 1);
     assert_eq!(v.seats[i].status, SeatStatus::Away);
     let mut back = Fake::new(4096);
-    assert_eq!(back.attach(&h, Attach::Resume { token }).await, Some(Role::Seat(first)));
+    assert_eq!(back.attach(&h, Attach::Resume { token, account: None }).await, Some(Role::Seat(first)));
     let v = seats[o].view();
     assert_eq!(v.seats[i].status, SeatStatus::Present);
     assert_eq!(v.seats[i].timeouts, 0);
@@ -710,16 +714,19 @@ async fn a_seat_takes_only_so_many_connections() {
     let token = first.token.clone().unwrap();
     let mut second = Fake::new(64);
     assert_eq!(
-        second.attach(&h, Attach::Resume { token: token.clone() }).await,
+        second.attach(&h, Attach::Resume { token: token.clone(), account: None }).await,
         Some(Role::Seat(Seat::North))
     );
     let mut third = Fake::new(64);
-    assert_eq!(third.attach(&h, Attach::Resume { token: token.clone() }).await, None);
+    assert_eq!(third.attach(&h, Attach::Resume { token: token.clone(), account: None }).await, None);
     assert_eq!(third.errors, vec![ErrorCode::Capacity]);
     // One goes: there is room again.
     second.detach(&h).await;
     let mut fourth = Fake::new(64);
-    assert_eq!(fourth.attach(&h, Attach::Resume { token }).await, Some(Role::Seat(Seat::North)));
+    assert_eq!(
+        fourth.attach(&h, Attach::Resume { token, account: None }).await,
+        Some(Role::Seat(Seat::North))
+    );
 }
 
 #[tokio::test(start_paused = true)]
@@ -730,7 +737,7 @@ async fn slow_connections_are_all_dropped_after_one_fan_out() {
     let mut slow = Vec::new();
     for _ in 0..50 {
         let mut f = Fake::new(2);
-        assert_eq!(f.attach(&h, Attach::Watch).await, Some(Role::Spectator));
+        assert_eq!(f.attach(&h, Attach::Watch { account: None }).await, Some(Role::Spectator));
         slow.push(f);
     }
     assert_eq!(status(&h).await.summary.spectators, 50);
@@ -762,11 +769,11 @@ async fn with_every_search_slot_busy_the_rule_bot_plays() {
     };
     let h = table_with(TableOptions::default(), s).await;
     let mut owner = Fake::join(&h, Seat::North).await;
-    owner.act(&h, Act::AddBots { owner_token: h.owner.clone() }).await;
+    owner.act(&h, Act::AddBots { owner_token: Some(h.owner.clone()) }).await;
     owner.act(&h, Act::Leave).await;
     // North left in the lobby: fill again and start with four bots.
-    owner.act(&h, Act::AddBots { owner_token: h.owner.clone() }).await;
-    owner.act(&h, Act::Start { owner_token: h.owner.clone() }).await;
+    owner.act(&h, Act::AddBots { owner_token: Some(h.owner.clone()) }).await;
+    owner.act(&h, Act::Start { owner_token: Some(h.owner.clone()) }).await;
     for _ in 0..10 {
         sleep(Duration::from_millis(10)).await;
         settle().await;
@@ -781,12 +788,12 @@ async fn search_decisions_are_not_lost_while_the_queue_is_full() {
     let s = TableSettings { strength: Strength::Search, bot_delay: Duration::ZERO, ..settings() };
     let h = table_with(TableOptions::default(), s).await;
     let mut owner = Fake::new(1 << 16);
-    owner.attach(&h, Attach::Watch).await;
+    owner.attach(&h, Attach::Watch { account: None }).await;
     let mut bots = Fake::join(&h, Seat::North).await;
-    bots.act(&h, Act::AddBots { owner_token: h.owner.clone() }).await;
+    bots.act(&h, Act::AddBots { owner_token: Some(h.owner.clone()) }).await;
     bots.act(&h, Act::Leave).await;
-    bots.act(&h, Act::AddBots { owner_token: h.owner.clone() }).await;
-    bots.act(&h, Act::Start { owner_token: h.owner.clone() }).await;
+    bots.act(&h, Act::AddBots { owner_token: Some(h.owner.clone()) }).await;
+    bots.act(&h, Act::Start { owner_token: Some(h.owner.clone()) }).await;
     // Keep the table's queue full for a while with commands that do
     // nothing (detaching a connection that does not exist).
     let until = Instant::now() + Duration::from_millis(1500);
@@ -811,9 +818,9 @@ async fn search_decisions_are_not_lost_while_the_queue_is_full() {
 fn secrets_are_not_in_debug_strings() {
     let token = "5ecret-5eat-t0ken";
     let printed = [
-        format!("{:?}", Attach::Resume { token: token.into() }),
-        format!("{:?}", Act::Start { owner_token: token.into() }),
-        format!("{:?}", Act::AddBots { owner_token: token.into() }),
+        format!("{:?}", Attach::Resume { token: token.into(), account: None }),
+        format!("{:?}", Act::Start { owner_token: Some(token.into()) }),
+        format!("{:?}", Act::AddBots { owner_token: Some(token.into()) }),
     ];
     for p in printed {
         assert!(!p.contains(token), "{p}");
@@ -884,10 +891,10 @@ async fn bots_on_faulty_storage(settings: TableSettings) -> (Harness, Faults, Fa
     let (journal, faults) = Journal::memory().with_faults();
     let h = table_on(journal, TableOptions::default(), settings).await;
     let mut owner = Fake::join(&h, Seat::North).await;
-    owner.act(&h, Act::AddBots { owner_token: h.owner.clone() }).await;
+    owner.act(&h, Act::AddBots { owner_token: Some(h.owner.clone()) }).await;
     owner.act(&h, Act::Leave).await;
-    owner.act(&h, Act::AddBots { owner_token: h.owner.clone() }).await;
-    owner.act(&h, Act::Start { owner_token: h.owner.clone() }).await;
+    owner.act(&h, Act::AddBots { owner_token: Some(h.owner.clone()) }).await;
+    owner.act(&h, Act::Start { owner_token: Some(h.owner.clone()) }).await;
     (h, faults, owner)
 }
 
@@ -1047,9 +1054,9 @@ async fn a_seat_is_stored_before_its_token_is_given() {
     let hash = stored.seats[Seat::North].as_ref().unwrap().token_hash.clone().unwrap();
     assert!(TokenHash::from_hex(&hash).unwrap().matches(g.token.as_ref().unwrap()));
     // A start that cannot be stored is refused too.
-    g.act(&h, Act::AddBots { owner_token: h.owner.clone() }).await;
+    g.act(&h, Act::AddBots { owner_token: Some(h.owner.clone()) }).await;
     faults.fail_once(Op::Start);
-    g.act(&h, Act::Start { owner_token: h.owner.clone() }).await;
+    g.act(&h, Act::Start { owner_token: Some(h.owner.clone()) }).await;
     assert_eq!(g.errors.last(), Some(&ErrorCode::StorageUnavailable));
     assert_eq!(status(&h).await.summary.phase, TablePhase::Lobby);
 }
@@ -1058,7 +1065,7 @@ async fn a_seat_is_stored_before_its_token_is_given() {
 async fn chat_reaches_everybody_spectators_only_read_by_default_and_nothing_is_stored() {
     let (h, mut seats) = started(TableOptions::default(), settings()).await;
     let mut watcher = Fake::new(64);
-    assert_eq!(watcher.attach(&h, Attach::Watch).await, Some(Role::Spectator));
+    assert_eq!(watcher.attach(&h, Attach::Watch { account: None }).await, Some(Role::Spectator));
     seats[0].act(&h, Act::Chat { text: "<b>Nice nil!</b>".into() }).await;
     settle().await;
     let said = (Some(Seat::North), "North".to_owned(), "<b>Nice nil!</b>".to_owned());
@@ -1073,7 +1080,7 @@ async fn chat_reaches_everybody_spectators_only_read_by_default_and_nothing_is_s
     assert_eq!(seats[1].chats.len(), 1, "the refused message went nowhere");
     // A connection attaching later reads what was said.
     let mut late = Fake::new(64);
-    late.attach(&h, Attach::Watch).await;
+    late.attach(&h, Attach::Watch { account: None }).await;
     assert_eq!(late.chats, vec![said]);
     // The match's record knows nothing of it.
     let stored = h.journal.get(h.handle.id()).await.unwrap().unwrap();
@@ -1086,7 +1093,7 @@ async fn spectators_write_where_the_table_lets_them() {
     let h = table_with(TableOptions { spectator_chat: true, ..TableOptions::default() }, settings()).await;
     let mut north = Fake::join(&h, Seat::North).await;
     let mut watcher = Fake::new(64);
-    watcher.attach(&h, Attach::Watch).await;
+    watcher.attach(&h, Attach::Watch { account: None }).await;
     watcher.act(&h, Act::Chat { text: "Good game".into() }).await;
     north.drain();
     assert_eq!(north.chats, vec![(None, "Spectator".to_owned(), "Good game".to_owned())]);
@@ -1096,7 +1103,7 @@ async fn spectators_write_where_the_table_lets_them() {
 async fn plan(h: &Harness, conn: ConnId, owner_token: &str) -> Option<RematchPlan> {
     let (reply, rx) = oneshot::channel();
     h.handle
-        .send(TableCommand::PlanRematch { conn, req: None, owner_token: owner_token.into(), reply })
+        .send(TableCommand::PlanRematch { conn, req: None, owner_token: Some(owner_token.into()), reply })
         .await
         .unwrap();
     rx.await.unwrap()
@@ -1108,7 +1115,7 @@ async fn a_rematch_waits_for_the_present_players_and_points_everybody_at_the_new
     let (h, mut seats) =
         started(TableOptions { rules, tempo: Tempo::Fast, ..TableOptions::default() }, settings()).await;
     let mut watcher = Fake::new(4096);
-    watcher.attach(&h, Attach::Watch).await;
+    watcher.attach(&h, Attach::Watch { account: None }).await;
     // Too early.
     assert!(plan(&h, watcher.id, &h.owner).await.is_none());
     watcher.drain();

@@ -515,11 +515,11 @@ async fn a_signed_in_player_sits_as_the_account_and_comes_back_without_a_token()
     // The match's record names the account; the account's own list has it.
     let owner = table.owner_token.clone();
     assert!(matches!(
-        first.request(ClientMessage::AddBots { owner_token: owner.clone() }).await,
+        first.request(ClientMessage::AddBots { owner_token: Some(owner.clone()) }).await,
         ServerMessage::Ack { .. }
     ));
     assert!(matches!(
-        first.request(ClientMessage::Start { owner_token: owner }).await,
+        first.request(ClientMessage::Start { owner_token: Some(owner) }).await,
         ServerMessage::Ack { .. }
     ));
     let record = server.record(table.table).await;
@@ -561,4 +561,85 @@ async fn a_seat_held_by_an_account_survives_a_restart() {
     assert!(matches!(resumed, ServerMessage::Resumed { seat: s, .. } if s == seat), "{resumed:?}");
     server.stop().await;
     let _ = std::fs::remove_dir_all(dir);
+}
+
+#[tokio::test]
+async fn the_account_that_creates_a_table_owns_it_without_the_token() {
+    use spades_protocol::{ClientMessage, CreatedTable, ServerMessage, TableOptions};
+    let server = spawn_server(config()).await;
+    let (ann, _) = bearer(&server, 1, "Ann").await;
+    let (bo, _) = bearer(&server, 2, "Bo").await;
+    let created: CreatedTable = server
+        .http
+        .post(server.url("/api/v1/tables"))
+        .bearer_auth(&ann)
+        .json(&spades_protocol::CreateTable { name: None, options: TableOptions::default() })
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let ann_header = format!("Bearer {ann}");
+    let bo_header = format!("Bearer {bo}");
+    // Another signed-in player is not the owner.
+    let mut bo_ws = Client::connect_with(server.addr, &[("authorization", &bo_header)]).await;
+    assert!(matches!(bo_ws.request(join(created.table, None)).await, ServerMessage::Joined { .. }));
+    let (code, message) = refusal(&bo_ws.request(ClientMessage::AddBots { owner_token: None }).await);
+    assert_eq!((code, message.as_str()), (ErrorCode::InvalidToken, "only the table's owner can add bots"));
+    // Ann, watching (not even seated), arranges and starts it by account.
+    let mut ann_ws = Client::connect_with(server.addr, &[("authorization", &ann_header)]).await;
+    let watching = ann_ws
+        .request(ClientMessage::Watch {
+            table: created.table,
+            protocol: Some(spades_protocol::PROTOCOL_VERSION),
+        })
+        .await;
+    assert!(matches!(watching, ServerMessage::Watching { .. }), "{watching:?}");
+    assert!(matches!(
+        ann_ws.request(ClientMessage::AddBots { owner_token: None }).await,
+        ServerMessage::Ack { .. }
+    ));
+    assert!(matches!(
+        ann_ws.request(ClientMessage::Start { owner_token: None }).await,
+        ServerMessage::Ack { .. }
+    ));
+    ann_ws.view_until(|v| v.game.is_some()).await;
+    // The owner token still works, for clients that keep it.
+    let mut keeper = server.client().await;
+    let watching = keeper
+        .request(ClientMessage::Watch {
+            table: created.table,
+            protocol: Some(spades_protocol::PROTOCOL_VERSION),
+        })
+        .await;
+    assert!(matches!(watching, ServerMessage::Watching { .. }));
+    let (code, _) = refusal(
+        &keeper.request(ClientMessage::Start { owner_token: Some(created.owner_token.clone()) }).await,
+    );
+    assert_eq!(code, ErrorCode::AlreadyStarted, "the token is the owner's: refused only as started");
+    // A table made without a session has no owning account.
+    let plain = server.create_table(TableOptions::default()).await;
+    let mut ann_again = Client::connect_with(server.addr, &[("authorization", &ann_header)]).await;
+    ann_again
+        .request(ClientMessage::Watch {
+            table: plain.table,
+            protocol: Some(spades_protocol::PROTOCOL_VERSION),
+        })
+        .await;
+    let (code, _) = refusal(&ann_again.request(ClientMessage::AddBots { owner_token: None }).await);
+    assert_eq!(code, ErrorCode::InvalidToken);
+    // A bearer token of no session is refused at creation; a stale cookie
+    // is not (the table is made without an owning account).
+    let bad = send(server.http.post(server.url("/api/v1/tables")).bearer_auth("ab".repeat(32))).await;
+    refused(&bad, 401, ErrorCode::Unauthorized);
+    let stale = send(
+        server
+            .http
+            .post(server.url("/api/v1/tables"))
+            .header("cookie", format!("spades_session={}", "ab".repeat(32))),
+    )
+    .await;
+    assert_eq!(stale.status, 201);
+    server.stop().await;
 }

@@ -205,9 +205,9 @@ async fn bids_out_of_range_of_any_size_are_bid_out_of_range() {
     c.send_raw(r#"{"type":"bid","bid":1000,"req":1}"#).await;
     assert_eq!(error_of(&c.recv().await).1, ErrorCode::NotAttached);
     c.join(created.table, "Ann", None).await;
-    let r = c.request(ClientMessage::AddBots { owner_token: created.owner_token.clone() }).await;
+    let r = c.request(ClientMessage::AddBots { owner_token: Some(created.owner_token.clone()) }).await;
     assert!(matches!(r, ServerMessage::Ack { .. }), "{r:?}");
-    let r = c.request(ClientMessage::Start { owner_token: created.owner_token }).await;
+    let r = c.request(ClientMessage::Start { owner_token: Some(created.owner_token) }).await;
     assert!(matches!(r, ServerMessage::Ack { .. }), "{r:?}");
     for (i, bid) in
         ["14", "255", "256", "1000", "-1", "1e9", "99999999999999999999", "-1e300"].into_iter().enumerate()

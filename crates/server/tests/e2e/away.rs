@@ -75,8 +75,8 @@ async fn a_match_its_only_player_left_ends_at_once() {
         let created = server.create_table(TableOptions::default()).await;
         let mut ann = server.client().await;
         ann.join(created.table, "Ann", Some(Seat::North)).await;
-        ann.request(ClientMessage::AddBots { owner_token: created.owner_token.clone() }).await;
-        ann.request(ClientMessage::Start { owner_token: created.owner_token.clone() }).await;
+        ann.request(ClientMessage::AddBots { owner_token: Some(created.owner_token.clone()) }).await;
+        ann.request(ClientMessage::Start { owner_token: Some(created.owner_token.clone()) }).await;
         if played {
             let v = ann.view_until(|v| v.game.as_ref().is_some_and(|g| g.turn == Some(Seat::North))).await;
             let r = ann.request(action_message(simple_move(&v).unwrap())).await;
@@ -114,8 +114,8 @@ async fn bots_do_not_play_a_match_alone_and_wait_for_its_player() {
     let created = server.create_table(TableOptions::default()).await;
     let mut ann = server.client().await;
     let (_, token) = ann.join(created.table, "Ann", Some(Seat::North)).await;
-    ann.request(ClientMessage::AddBots { owner_token: created.owner_token.clone() }).await;
-    ann.request(ClientMessage::Start { owner_token: created.owner_token.clone() }).await;
+    ann.request(ClientMessage::AddBots { owner_token: Some(created.owner_token.clone()) }).await;
+    ann.request(ClientMessage::Start { owner_token: Some(created.owner_token.clone()) }).await;
     ann.view_until(|v| v.phase == TablePhase::Bidding).await;
     drop(ann);
     // Away, then the grace runs out: the seat would be the bot's.
@@ -219,8 +219,8 @@ async fn a_player_back_from_a_lost_connection_is_told_what_the_table_played_for_
     south.join(table, "South", Some(Seat::South)).await;
     let mut watcher = server.client().await;
     watcher.request(ClientMessage::Watch { protocol: Some(spades_protocol::PROTOCOL_VERSION), table }).await;
-    north.request(ClientMessage::AddBots { owner_token: created.owner_token.clone() }).await;
-    north.request(ClientMessage::Start { owner_token: created.owner_token.clone() }).await;
+    north.request(ClientMessage::AddBots { owner_token: Some(created.owner_token.clone()) }).await;
+    north.request(ClientMessage::Start { owner_token: Some(created.owner_token.clone()) }).await;
     // North bids by itself, then its connection goes away.
     let v = north.view_until(|v| v.game.as_ref().is_some_and(|g| g.turn == Some(Seat::North))).await;
     let own = simple_move(&v).unwrap();

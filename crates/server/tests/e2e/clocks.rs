@@ -25,8 +25,8 @@ async fn a_player_who_never_returns_is_replaced_by_a_bot_that_finishes_the_hand(
     north.join(table, "North", Some(Seat::North)).await;
     let mut east = server.client().await;
     east.join(table, "East", Some(Seat::East)).await;
-    north.request(ClientMessage::AddBots { owner_token: created.owner_token.clone() }).await;
-    north.request(ClientMessage::Start { owner_token: created.owner_token.clone() }).await;
+    north.request(ClientMessage::AddBots { owner_token: Some(created.owner_token.clone()) }).await;
+    north.request(ClientMessage::Start { owner_token: Some(created.owner_token.clone()) }).await;
     // East plays its bid, then vanishes without a word.
     let v = east.view_until(|v| v.game.as_ref().is_some_and(|g| g.turn == Some(Seat::East))).await;
     east.request(action_message(simple_move(&v).unwrap())).await;
@@ -62,8 +62,8 @@ async fn a_leavers_partner_finishes_the_match_with_the_bot() {
     north.join(table, "North", Some(Seat::North)).await;
     let mut south = server.client().await;
     let (_, south_token) = south.join(table, "South", Some(Seat::South)).await;
-    north.request(ClientMessage::AddBots { owner_token: created.owner_token.clone() }).await;
-    north.request(ClientMessage::Start { owner_token: created.owner_token.clone() }).await;
+    north.request(ClientMessage::AddBots { owner_token: Some(created.owner_token.clone()) }).await;
+    north.request(ClientMessage::Start { owner_token: Some(created.owner_token.clone()) }).await;
     south.view_until(|v| v.phase == TablePhase::Bidding).await;
     assert!(matches!(south.request(ClientMessage::Leave).await, ServerMessage::Ack { .. }));
     drop(south);
@@ -102,8 +102,8 @@ async fn timed_out_turns_are_played_and_marked() {
     let created = server.create_table(TableOptions::default()).await;
     let mut north = server.client().await;
     north.join(created.table, "North", Some(Seat::North)).await;
-    north.request(ClientMessage::AddBots { owner_token: created.owner_token.clone() }).await;
-    north.request(ClientMessage::Start { owner_token: created.owner_token.clone() }).await;
+    north.request(ClientMessage::AddBots { owner_token: Some(created.owner_token.clone()) }).await;
+    north.request(ClientMessage::Start { owner_token: Some(created.owner_token.clone()) }).await;
     let clocked = north.view_until(|v| v.clock.is_some_and(|c| c.seat == Seat::North)).await;
     let clock = clocked.clock.unwrap();
     assert_eq!(clock.duration_ms, 300);

@@ -118,9 +118,9 @@ async fn a_client_that_never_reads_is_dropped_and_the_table_keeps_moving() {
 
     let mut reader = server.client().await;
     reader.request(ClientMessage::Watch { protocol: Some(spades_protocol::PROTOCOL_VERSION), table }).await;
-    reader.request(ClientMessage::AddBots { owner_token: created.owner_token.clone() }).await;
+    reader.request(ClientMessage::AddBots { owner_token: Some(created.owner_token.clone()) }).await;
     assert!(matches!(
-        reader.request(ClientMessage::Start { owner_token: created.owner_token.clone() }).await,
+        reader.request(ClientMessage::Start { owner_token: Some(created.owner_token.clone()) }).await,
         ServerMessage::Ack { .. }
     ));
     let finished = tokio::time::timeout(
@@ -386,8 +386,8 @@ async fn shutdown_closes_every_connection_with_1001() {
     let table = created.table;
     let mut player = server.client().await;
     player.join(table, "Ann", None).await;
-    player.request(ClientMessage::AddBots { owner_token: created.owner_token.clone() }).await;
-    player.request(ClientMessage::Start { owner_token: created.owner_token.clone() }).await;
+    player.request(ClientMessage::AddBots { owner_token: Some(created.owner_token.clone()) }).await;
+    player.request(ClientMessage::Start { owner_token: Some(created.owner_token.clone()) }).await;
     let mut spectator = server.client().await;
     spectator
         .request(ClientMessage::Watch { protocol: Some(spades_protocol::PROTOCOL_VERSION), table })

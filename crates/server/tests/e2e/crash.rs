@@ -117,8 +117,8 @@ async fn crash_and_recover(database_url: &str) {
             people.push((seat, token, c));
         }
         let owner = &mut people[0].2;
-        owner.request(ClientMessage::AddBots { owner_token: created.owner_token.clone() }).await;
-        owner.request(ClientMessage::Start { owner_token: created.owner_token.clone() }).await;
+        owner.request(ClientMessage::AddBots { owner_token: Some(created.owner_token.clone()) }).await;
+        owner.request(ClientMessage::Start { owner_token: Some(created.owner_token.clone()) }).await;
         tables.push(Table { id: created.table, people });
     }
 

@@ -17,7 +17,7 @@ async fn a_friend_takes_a_bots_seat_in_the_lobby_unless_the_table_says_no() {
     let mut ann = server.client().await;
     ann.join(table, "Ann", Some(Seat::North)).await;
     assert!(matches!(
-        ann.request(ClientMessage::AddBots { owner_token: owner.clone() }).await,
+        ann.request(ClientMessage::AddBots { owner_token: Some(owner.clone()) }).await,
         ServerMessage::Ack { .. }
     ));
     // Every seat is taken, but by bots: the friend sits in the first.
@@ -42,7 +42,7 @@ async fn a_friend_takes_a_bots_seat_in_the_lobby_unless_the_table_says_no() {
     let closed = server.create_table(TableOptions { bot_seats_open: false, ..TableOptions::default() }).await;
     let mut eve = server.client().await;
     eve.join(closed.table, "Eve", Some(Seat::North)).await;
-    eve.request(ClientMessage::AddBots { owner_token: closed.owner_token.clone() }).await;
+    eve.request(ClientMessage::AddBots { owner_token: Some(closed.owner_token.clone()) }).await;
     let mut fay = server.client().await;
     assert_eq!(
         code_of(&fay.request(join_message(closed.table, "Fay", None, None)).await),
@@ -63,21 +63,27 @@ async fn the_owner_takes_bots_out_and_moves_seats_before_the_start() {
     let (table, owner) = (created.table, created.owner_token);
     let mut ann = server.client().await;
     let (_, ann_token) = ann.join(table, "Ann", Some(Seat::North)).await;
-    ann.request(ClientMessage::AddBots { owner_token: owner.clone() }).await;
+    ann.request(ClientMessage::AddBots { owner_token: Some(owner.clone()) }).await;
     // Not the owner; not a bot; the right way.
     let mut bo = server.client().await;
     bo.request(ClientMessage::Watch { protocol: Some(spades_protocol::PROTOCOL_VERSION), table }).await;
-    let r = bo.request(ClientMessage::RemoveBot { owner_token: "nope".into(), seat: Seat::East }).await;
+    let r = bo.request(ClientMessage::RemoveBot { owner_token: Some("nope".into()), seat: Seat::East }).await;
     assert_eq!(code_of(&r), Some(ErrorCode::InvalidToken));
-    let r = ann.request(ClientMessage::RemoveBot { owner_token: owner.clone(), seat: Seat::North }).await;
+    let r =
+        ann.request(ClientMessage::RemoveBot { owner_token: Some(owner.clone()), seat: Seat::North }).await;
     assert_eq!(code_of(&r), Some(ErrorCode::SeatNotBot));
-    let r = ann.request(ClientMessage::RemoveBot { owner_token: owner.clone(), seat: Seat::East }).await;
+    let r =
+        ann.request(ClientMessage::RemoveBot { owner_token: Some(owner.clone()), seat: Seat::East }).await;
     assert!(matches!(r, ServerMessage::Ack { .. }), "{r:?}");
     let v = ann.view_until(|v| v.seats[1].status == SeatStatus::Empty).await;
     assert_eq!(v.seats[2].kind, Some(SeatKind::Bot));
     // Ann moves to South (the bot goes North); her connection is told.
     let r = ann
-        .request(ClientMessage::MoveSeat { owner_token: owner.clone(), from: Seat::North, to: Seat::South })
+        .request(ClientMessage::MoveSeat {
+            owner_token: Some(owner.clone()),
+            from: Seat::North,
+            to: Seat::South,
+        })
         .await;
     assert!(matches!(r, ServerMessage::Ack { .. }), "{r:?}");
     let v = ann.view_until(|v| v.you == Some(Seat::South)).await;
@@ -85,7 +91,11 @@ async fn the_owner_takes_bots_out_and_moves_seats_before_the_start() {
     assert_eq!(v.seats[0].kind, Some(SeatKind::Bot));
     assert_eq!(v.seats[0].name.as_deref(), Some("North bot"), "a bot is named for the seat it plays");
     let r = ann
-        .request(ClientMessage::MoveSeat { owner_token: owner.clone(), from: Seat::West, to: Seat::West })
+        .request(ClientMessage::MoveSeat {
+            owner_token: Some(owner.clone()),
+            from: Seat::West,
+            to: Seat::West,
+        })
         .await;
     assert_eq!(code_of(&r), Some(ErrorCode::BadMessage));
     // Her token still works, at her new seat.
@@ -102,12 +112,13 @@ async fn the_owner_takes_bots_out_and_moves_seats_before_the_start() {
     // A friend takes the empty seat; once started, nothing moves.
     let mut cy = server.client().await;
     assert_eq!(cy.join(table, "Cy", None).await.0, Seat::East);
-    again.request(ClientMessage::Start { owner_token: owner.clone() }).await;
+    again.request(ClientMessage::Start { owner_token: Some(owner.clone()) }).await;
     again.view_until(|v| v.phase == TablePhase::Bidding).await;
-    let r = again.request(ClientMessage::RemoveBot { owner_token: owner.clone(), seat: Seat::North }).await;
+    let r =
+        again.request(ClientMessage::RemoveBot { owner_token: Some(owner.clone()), seat: Seat::North }).await;
     assert_eq!(code_of(&r), Some(ErrorCode::AlreadyStarted));
     let r = again
-        .request(ClientMessage::MoveSeat { owner_token: owner, from: Seat::North, to: Seat::East })
+        .request(ClientMessage::MoveSeat { owner_token: Some(owner), from: Seat::North, to: Seat::East })
         .await;
     assert_eq!(code_of(&r), Some(ErrorCode::AlreadyStarted));
     server.stop().await;
@@ -123,20 +134,20 @@ async fn an_invited_friend_plays_on_the_seat_of_a_player_who_left() {
     ann.join(table, "Ann", Some(Seat::North)).await;
     let mut bo = server.client().await;
     bo.join(table, "Bo", Some(Seat::South)).await;
-    ann.request(ClientMessage::AddBots { owner_token: owner.clone() }).await;
-    ann.request(ClientMessage::Start { owner_token: owner.clone() }).await;
+    ann.request(ClientMessage::AddBots { owner_token: Some(owner.clone()) }).await;
+    ann.request(ClientMessage::Start { owner_token: Some(owner.clone()) }).await;
     // Before anybody left: nothing to hand over.
-    let r = ann.request(ClientMessage::Invite { owner_token: owner.clone(), seat: Seat::South }).await;
+    let r = ann.request(ClientMessage::Invite { owner_token: Some(owner.clone()), seat: Seat::South }).await;
     assert_eq!(code_of(&r), Some(ErrorCode::SeatTaken));
     bo.view_until(|v| v.phase == TablePhase::Bidding).await;
     assert!(matches!(bo.request(ClientMessage::Leave).await, ServerMessage::Ack { .. }));
     drop(bo);
     ann.view_until(|v| v.seats[2].status == SeatStatus::Left).await;
     // Only the owner invites.
-    let r = ann.request(ClientMessage::Invite { owner_token: "nope".into(), seat: Seat::South }).await;
+    let r = ann.request(ClientMessage::Invite { owner_token: Some("nope".into()), seat: Seat::South }).await;
     assert_eq!(code_of(&r), Some(ErrorCode::InvalidToken));
     let ServerMessage::Invited { seat, code, .. } =
-        ann.request(ClientMessage::Invite { owner_token: owner.clone(), seat: Seat::South }).await
+        ann.request(ClientMessage::Invite { owner_token: Some(owner.clone()), seat: Seat::South }).await
     else {
         panic!("no invitation");
     };

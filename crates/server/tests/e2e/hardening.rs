@@ -14,13 +14,19 @@ async fn bots_table(server: &TestServer) -> (Uuid, Client) {
     let table = created.table;
     let mut owner = server.client().await;
     owner.join(table, "Owner", None).await;
-    let owner_token = created.owner_token.clone();
-    assert!(matches!(owner.request(ClientMessage::AddBots { owner_token }).await, ServerMessage::Ack { .. }));
+    let owner_token = Some(created.owner_token.clone());
+    assert!(matches!(
+        owner.request(ClientMessage::AddBots { owner_token: owner_token.clone() }).await,
+        ServerMessage::Ack { .. }
+    ));
     // The owner gives the seat up in the lobby and a bot takes it.
     assert!(matches!(owner.request(ClientMessage::Leave).await, ServerMessage::Ack { .. }));
-    let owner_token = created.owner_token.clone();
-    assert!(matches!(owner.request(ClientMessage::AddBots { owner_token }).await, ServerMessage::Ack { .. }));
-    let owner_token = created.owner_token.clone();
+    let owner_token = Some(created.owner_token.clone());
+    assert!(matches!(
+        owner.request(ClientMessage::AddBots { owner_token: owner_token.clone() }).await,
+        ServerMessage::Ack { .. }
+    ));
+    let owner_token = Some(created.owner_token.clone());
     assert!(matches!(owner.request(ClientMessage::Start { owner_token }).await, ServerMessage::Ack { .. }));
     (table, owner)
 }
@@ -113,9 +119,9 @@ async fn moves_are_refused_while_storage_is_down_and_the_table_resumes_by_itself
     let table = created.table;
     let mut ann = server.client().await;
     let (seat, _) = ann.join(table, "Ann", None).await;
-    let owner_token = created.owner_token.clone();
-    ann.request(ClientMessage::AddBots { owner_token }).await;
-    let owner_token = created.owner_token.clone();
+    let owner_token = Some(created.owner_token.clone());
+    ann.request(ClientMessage::AddBots { owner_token: owner_token.clone() }).await;
+    let owner_token = Some(created.owner_token.clone());
     ann.request(ClientMessage::Start { owner_token }).await;
     // Wait for Ann's turn.
     let v = ann.view_until(|v| v.game.as_ref().is_some_and(|g| g.turn == Some(seat))).await;

@@ -35,7 +35,8 @@ async fn four_clients_play_a_whole_match_that_replays_exactly() {
     assert_eq!(first.phase, TablePhase::Lobby);
     assert!(first.seats.iter().all(|s| s.status == SeatStatus::Present));
 
-    let start = players[0].request(ClientMessage::Start { owner_token: created.owner_token.clone() }).await;
+    let start =
+        players[0].request(ClientMessage::Start { owner_token: Some(created.owner_token.clone()) }).await;
     assert!(matches!(start, ServerMessage::Ack { .. }), "{start:?}");
     players[0].next_view_until(|v| v.phase == TablePhase::Bidding).await;
 
@@ -95,8 +96,8 @@ async fn a_dropped_client_resumes_its_seat_with_its_token() {
     let table = created.table;
     let mut north = server.client().await;
     let (_, token) = north.join(table, "North", Some(Seat::North)).await;
-    north.request(ClientMessage::AddBots { owner_token: created.owner_token.clone() }).await;
-    north.request(ClientMessage::Start { owner_token: created.owner_token.clone() }).await;
+    north.request(ClientMessage::AddBots { owner_token: Some(created.owner_token.clone()) }).await;
+    north.request(ClientMessage::Start { owner_token: Some(created.owner_token.clone()) }).await;
     // Play until North has a hand in progress (bots act at once).
     let before = north.view_until(|v| v.game.as_ref().is_some_and(|g| g.turn == Some(Seat::North))).await;
     let hand_before = before.game.as_ref().unwrap().hand.unwrap();
@@ -153,13 +154,13 @@ async fn bots_fill_seats_and_play_a_hand() {
     let mut me = server.client().await;
     me.join(created.table, "Me", None).await;
     assert!(matches!(
-        me.request(ClientMessage::Start { owner_token: created.owner_token.clone() }).await,
+        me.request(ClientMessage::Start { owner_token: Some(created.owner_token.clone()) }).await,
         ServerMessage::Error { code: spades_protocol::ErrorCode::SeatsEmpty, .. }
     ));
-    me.request(ClientMessage::AddBots { owner_token: created.owner_token.clone() }).await;
+    me.request(ClientMessage::AddBots { owner_token: Some(created.owner_token.clone()) }).await;
     let v = me.view_until(|v| v.seats.iter().all(|s| s.status != SeatStatus::Empty)).await;
     assert_eq!(v.seats.iter().filter(|s| s.status == SeatStatus::Bot).count(), 3);
-    me.request(ClientMessage::Start { owner_token: created.owner_token }).await;
+    me.request(ClientMessage::Start { owner_token: Some(created.owner_token) }).await;
     let v = me.play_until(|v| v.game.as_ref().is_some_and(|g| g.hand_number > 1)).await;
     let last = v.game.as_ref().unwrap().last_hand.as_ref().unwrap();
     assert_eq!(last.tricks.0.iter().map(|&t| u32::from(t)).sum::<u32>(), 13);

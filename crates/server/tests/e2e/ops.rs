@@ -22,8 +22,8 @@ async fn metrics_move_when_a_hand_is_played() {
     let created = server.create_table(TableOptions::default()).await;
     let mut me = server.client().await;
     me.join(created.table, "Me", Some(Seat::North)).await;
-    me.request(ClientMessage::AddBots { owner_token: created.owner_token.clone() }).await;
-    me.request(ClientMessage::Start { owner_token: created.owner_token }).await;
+    me.request(ClientMessage::AddBots { owner_token: Some(created.owner_token.clone()) }).await;
+    me.request(ClientMessage::Start { owner_token: Some(created.owner_token) }).await;
     // A refused request, then a whole hand.
     me.request(ClientMessage::TakeOver).await;
     me.play_until(|v| v.game.as_ref().is_some_and(|g| g.hand_number > 1)).await;

@@ -61,12 +61,12 @@ async fn nobody_acts_out_of_place_and_illegal_cards_change_nothing() {
     let r = late.request(join_message(table, " ", None, None)).await;
     assert_eq!(code_of(&r), Some(ErrorCode::InvalidName));
     // Only the owner starts.
-    let r = seats[1].request(ClientMessage::Start { owner_token: tokens[1].clone() }).await;
+    let r = seats[1].request(ClientMessage::Start { owner_token: Some(tokens[1].clone()) }).await;
     assert_eq!(code_of(&r), Some(ErrorCode::InvalidToken));
     let r = seats[0].request(ClientMessage::Bid { bid: 3, seq: None }).await;
     assert_eq!(code_of(&r), Some(ErrorCode::NotStarted));
-    seats[0].request(ClientMessage::Start { owner_token: created.owner_token.clone() }).await;
-    let r = seats[0].request(ClientMessage::AddBots { owner_token: created.owner_token.clone() }).await;
+    seats[0].request(ClientMessage::Start { owner_token: Some(created.owner_token.clone()) }).await;
+    let r = seats[0].request(ClientMessage::AddBots { owner_token: Some(created.owner_token.clone()) }).await;
     assert_eq!(code_of(&r), Some(ErrorCode::AlreadyStarted));
 
     // A wrong token is refused; a right one gives exactly its own seat.

@@ -47,8 +47,8 @@ async fn list_and_status_reflect_the_tables() {
     let b = server.create_table(Default::default()).await;
     let mut c = server.client().await;
     c.join(a.table, "Ann", None).await;
-    c.request(spades_protocol::ClientMessage::AddBots { owner_token: a.owner_token.clone() }).await;
-    c.request(spades_protocol::ClientMessage::Start { owner_token: a.owner_token.clone() }).await;
+    c.request(spades_protocol::ClientMessage::AddBots { owner_token: Some(a.owner_token.clone()) }).await;
+    c.request(spades_protocol::ClientMessage::Start { owner_token: Some(a.owner_token.clone()) }).await;
     c.view_until(|v| v.phase != TablePhase::Lobby).await;
 
     let get = |path: &str| {
@@ -195,8 +195,8 @@ async fn finished_matches_are_listed_past_newer_ones_a_page_at_a_time() {
         let created = server.create_table(short).await;
         let mut ann = server.client().await;
         ann.join(created.table, "Ann", Some(Seat::North)).await;
-        ann.request(ClientMessage::AddBots { owner_token: created.owner_token.clone() }).await;
-        ann.request(ClientMessage::Start { owner_token: created.owner_token }).await;
+        ann.request(ClientMessage::AddBots { owner_token: Some(created.owner_token.clone()) }).await;
+        ann.request(ClientMessage::Start { owner_token: Some(created.owner_token) }).await;
         if n < 3 {
             ann.play_until(|v| v.phase == TablePhase::Finished).await;
             done.push(created.table);

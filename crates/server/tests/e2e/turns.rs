@@ -31,8 +31,8 @@ async fn a_move_chosen_before_a_timeout_is_refused_on_the_next_turn() {
     let created = server.create_table(TableOptions::default()).await;
     let mut north = server.client().await;
     north.join(created.table, "North", Some(Seat::North)).await;
-    north.request(ClientMessage::AddBots { owner_token: created.owner_token.clone() }).await;
-    north.request(ClientMessage::Start { owner_token: created.owner_token.clone() }).await;
+    north.request(ClientMessage::AddBots { owner_token: Some(created.owner_token.clone()) }).await;
+    north.request(ClientMessage::Start { owner_token: Some(created.owner_token.clone()) }).await;
     // North's turn comes; the player chooses, but the move is held up.
     let on_turn = north.view_until(|v| v.game.as_ref().is_some_and(|g| g.turn == Some(Seat::North))).await;
     let chosen_seq = north.seq;
@@ -80,8 +80,8 @@ async fn presence_and_chat_frames_leave_a_move_current() {
     north.join(created.table, "North", Some(Seat::North)).await;
     let mut east = server.client().await;
     east.join(created.table, "East", Some(Seat::East)).await;
-    north.request(ClientMessage::AddBots { owner_token: created.owner_token.clone() }).await;
-    north.request(ClientMessage::Start { owner_token: created.owner_token.clone() }).await;
+    north.request(ClientMessage::AddBots { owner_token: Some(created.owner_token.clone()) }).await;
+    north.request(ClientMessage::Start { owner_token: Some(created.owner_token.clone()) }).await;
     let mut moves = 0;
     while moves < 2 {
         // East plays whenever on turn, moves without seq (as old clients).

@@ -57,7 +57,7 @@ async fn random_match(rules: Rules, seed: u64, record: bool) -> (usize, Vec<Fake
     let options = TableOptions { rules, ..TableOptions::default() };
     let (h, mut fakes) = started(options, settings()).await;
     let mut spectator = Fake::new(4096);
-    spectator.attach(&h, Attach::Watch).await;
+    spectator.attach(&h, Attach::Watch { account: None }).await;
     fakes.push(spectator);
     for f in &mut fakes {
         f.record = record;
@@ -86,7 +86,7 @@ async fn random_match(rules: Rules, seed: u64, record: bool) -> (usize, Vec<Fake
                 let i = rng.below(4) as usize;
                 fakes[i].detach(&h).await;
                 let token = fakes[i].token.clone().unwrap();
-                fakes[i].attach(&h, Attach::Resume { token }).await;
+                fakes[i].attach(&h, Attach::Resume { token, account: None }).await;
             }
             // A seat drops and stays away for a while.
             (7, _) => {
@@ -95,7 +95,7 @@ async fn random_match(rules: Rules, seed: u64, record: bool) -> (usize, Vec<Fake
                 sleep(Duration::from_secs(20)).await;
                 settle().await;
                 let token = fakes[i].token.clone().unwrap();
-                fakes[i].attach(&h, Attach::Resume { token }).await;
+                fakes[i].attach(&h, Attach::Resume { token, account: None }).await;
             }
             // A player leaves for good (once, never North).
             (8, _) if !left && seed.is_multiple_of(3) => {

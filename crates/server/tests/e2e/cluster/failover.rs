@@ -54,8 +54,8 @@ async fn finished_match(addr: SocketAddr) -> Uuid {
         })
         .await;
     assert!(matches!(r, ServerMessage::Watching { .. }), "{r:?}");
-    owner.request(ClientMessage::AddBots { owner_token: created.owner_token.clone() }).await;
-    owner.request(ClientMessage::Start { owner_token: created.owner_token }).await;
+    owner.request(ClientMessage::AddBots { owner_token: Some(created.owner_token.clone()) }).await;
+    owner.request(ClientMessage::Start { owner_token: Some(created.owner_token) }).await;
     let deadline = Instant::now() + Duration::from_secs(60);
     while owner.view.as_ref().is_none_or(|v| v.phase != TablePhase::Finished) {
         assert!(Instant::now() < deadline, "a bots' match did not finish");
@@ -83,7 +83,7 @@ pub(super) async fn started_match(addr: SocketAddr, options: TableOptions) -> (U
         first.get_or_insert(c);
     }
     let mut c = first.unwrap();
-    let r = c.request(ClientMessage::Start { owner_token: created.owner_token }).await;
+    let r = c.request(ClientMessage::Start { owner_token: Some(created.owner_token) }).await;
     assert!(matches!(r, ServerMessage::Ack { .. }), "start: {r:?}");
     (created.table, tokens)
 }

@@ -422,7 +422,7 @@ async fn four_people(nodes: &[&Node], hands: u16) -> (Uuid, Vec<(Seat, String, u
         people.push((seat, token, at));
         clients.push(c);
     }
-    let reply = clients[0].request(ClientMessage::Start { owner_token: created.owner_token }).await;
+    let reply = clients[0].request(ClientMessage::Start { owner_token: Some(created.owner_token) }).await;
     assert!(matches!(reply, ServerMessage::Ack { .. }), "start: {reply:?}");
     (created.table, people)
 }

@@ -225,9 +225,9 @@ async fn a_node_cut_off_from_postgres_and_nats_hands_its_tables_over_and_rejoins
         .unwrap();
     let mut ann = Client::connect(n1.addr).await;
     ann.join(created.table, "Ann", None).await;
-    let r = ann.request(ClientMessage::AddBots { owner_token: created.owner_token.clone() }).await;
+    let r = ann.request(ClientMessage::AddBots { owner_token: Some(created.owner_token.clone()) }).await;
     assert!(matches!(r, ServerMessage::Ack { .. }), "{r:?}");
-    let r = ann.request(ClientMessage::Start { owner_token: created.owner_token }).await;
+    let r = ann.request(ClientMessage::Start { owner_token: Some(created.owner_token) }).await;
     assert!(matches!(r, ServerMessage::Ack { .. }), "the rejoined node serves: {r:?}");
     drop((n1, n2, n3, ns));
     env.drop_db().await;
