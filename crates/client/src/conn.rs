@@ -8,6 +8,7 @@ use futures_util::{SinkExt, StreamExt};
 use spades_engine::{Action, Card, ClientSeed, Commitment, Seat};
 use spades_protocol::{ClientFrame, ClientMessage, PROTOCOL_VERSION, ServerMessage, TablePhase};
 use tokio::net::{TcpSocket, TcpStream};
+use tokio_tungstenite::tungstenite::client::IntoClientRequest;
 use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
 use tokio_tungstenite::tungstenite::{Message, Utf8Bytes};
 use tokio_tungstenite::{Connector, MaybeTlsStream, WebSocketStream};
@@ -111,6 +112,9 @@ pub struct ConnectOptions {
     /// After taking or resuming a seat in the lobby, send a fresh random
     /// seed of this client's own for the fair deals (`docs/fairness.md`).
     pub contribute_seed: bool,
+    /// A session, sent as `Authorization: Bearer` on the upgrade: the
+    /// connection then plays as the session's account.
+    pub session: Option<crate::account::SessionToken>,
 }
 
 impl Default for ConnectOptions {
@@ -122,6 +126,7 @@ impl Default for ConnectOptions {
             read_buffer: 16 * 1024,
             tls: Tls::default(),
             contribute_seed: true,
+            session: None,
         }
     }
 }
@@ -194,8 +199,15 @@ impl Connection {
                 .max_frame_size(Some(4 << 20));
             let connector =
                 if endpoint.tls { Connector::Rustls(opts.tls.client_config()) } else { Connector::Plain };
+            let mut request = endpoint.ws.as_str().into_client_request().map_err(|e| fail(e.to_string()))?;
+            if let Some(session) = &opts.session {
+                let value = format!("Bearer {}", session.0)
+                    .parse()
+                    .map_err(|_| fail("a malformed session token".into()))?;
+                request.headers_mut().insert("authorization", value);
+            }
             let (ws, _) = tokio_tungstenite::client_async_tls_with_config(
-                endpoint.ws.as_str(),
+                request,
                 stream,
                 Some(config),
                 Some(connector),
@@ -441,6 +453,48 @@ impl Connection {
             self.contribute_after_attach().await?;
         }
         Ok(joined)
+    }
+
+    /// Takes a seat as the connection's account (a connection opened with
+    /// a session: [`ConnectOptions::session`]), under the account's name.
+    ///
+    /// # Errors
+    /// [`Error::Refused`] (`already_seated`, `table_full`, …) or a
+    /// connection error.
+    pub async fn join_as_account(&mut self, table: Uuid, seat: Option<Seat>) -> Result<Joined> {
+        let joined = match self
+            .request(ClientMessage::Join {
+                protocol: Some(PROTOCOL_VERSION),
+                table,
+                name: None,
+                seat,
+                invite: None,
+            })
+            .await?
+        {
+            ServerMessage::Joined { table, seat, token, .. } => Joined { table, seat, token },
+            other => return Err(Error::Protocol(format!("expected joined, got {other:?}"))),
+        };
+        if self.contribute_seed {
+            self.contribute_after_attach().await?;
+        }
+        Ok(joined)
+    }
+
+    /// Comes back to the seat the connection's account holds at `table`
+    /// (no seat token needed); returns the seat.
+    ///
+    /// # Errors
+    /// [`Error::Refused`] (`invalid_token` when the account holds no seat
+    /// there) or a connection error.
+    pub async fn resume_as_account(&mut self, table: Uuid) -> Result<Seat> {
+        match self
+            .request(ClientMessage::Resume { protocol: Some(PROTOCOL_VERSION), table, token: None })
+            .await?
+        {
+            ServerMessage::Resumed { seat, .. } => Ok(seat),
+            other => Err(Error::Protocol(format!("expected resumed, got {other:?}"))),
+        }
     }
 
     /// Comes back to a seat with its token; returns the seat.

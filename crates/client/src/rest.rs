@@ -120,8 +120,48 @@ impl Client {
     /// [`Error::Api`] (`invalid_options`, `rate_limited`, `capacity`, …) or
     /// a transport error.
     pub async fn create_table(&self, req: &CreateTable) -> Result<CreatedTable> {
-        let resp = self.http.post(format!("{}/api/v1/tables", self.endpoint.http)).json(req).send().await?;
-        json(resp).await
+        let mut post = self.http.post(format!("{}/api/v1/tables", self.endpoint.http)).json(req);
+        if let Some(session) = &self.connect.session {
+            post = post.bearer_auth(&session.0);
+        }
+        json(post.send().await?).await
+    }
+
+    /// `POST /api/v1/accounts/guest`: signs `device` in, making its guest
+    /// account (named `name`, or a generated name) on first use; returns
+    /// what the server answered and the session's token (a bearer session).
+    /// [`Client::with_session`] then uses it.
+    ///
+    /// # Errors
+    /// [`Error::Api`] (`name_taken`, `invalid_name`, `rate_limited`, …) or a
+    /// transport error.
+    pub async fn sign_in_guest(
+        &self,
+        device: &crate::account::DeviceSecret,
+        name: Option<&str>,
+    ) -> Result<(spades_protocol::SignedIn, crate::account::SessionToken)> {
+        let body = spades_protocol::GuestSignIn {
+            device_secret: device.0.clone(),
+            name: name.map(str::to_owned),
+            session: spades_protocol::SessionDelivery::Bearer,
+        };
+        let resp = self
+            .http
+            .post(format!("{}/api/v1/accounts/guest", self.endpoint.http))
+            .json(&body)
+            .send()
+            .await?;
+        let mut signed: spades_protocol::SignedIn = json(resp).await?;
+        let token =
+            signed.token.take().ok_or_else(|| Error::Protocol("no session token in the answer".into()))?;
+        Ok((signed, crate::account::SessionToken(token)))
+    }
+
+    /// Uses this session for REST calls and new connections: tables are
+    /// created as the account's, and connections play as it.
+    pub fn with_session(mut self, session: crate::account::SessionToken) -> Client {
+        self.connect.session = Some(session);
+        self
     }
 
     /// `GET /api/v1/tables`: tables, newest first.

@@ -304,11 +304,14 @@ mod tests {
         assert_eq!(f.msg, ClientMessage::Rematch { ready: false });
         let f = read_frame(r#"{"type":"start_rematch","owner_token":"x"}"#).unwrap();
         assert_eq!(f.msg, ClientMessage::StartRematch { owner_token: Some("x".into()) });
+        // Without the token: the connection's account is the owner's, or not.
+        let f = read_frame(r#"{"type":"start_rematch"}"#).unwrap();
+        assert_eq!(f.msg, ClientMessage::StartRematch { owner_token: None });
         for (text, starts) in [
             (r#"{"type":"chat","req":5}"#, "\"text\" is missing"),
             (r#"{"type":"chat","text":7,"req":5}"#, "\"text\" must be a string"),
             (r#"{"type":"rematch","ready":"yes","req":5}"#, "\"ready\" must be true or false"),
-            (r#"{"type":"start_rematch","req":5}"#, "\"owner_token\" is missing"),
+            (r#"{"type":"start_rematch","owner_token":5,"req":5}"#, "\"owner_token\" must be a string"),
         ] {
             let r = refused(text);
             assert_eq!((r.req, r.code), (Some(5), ErrorCode::BadMessage), "{text}");

@@ -183,6 +183,11 @@ struct LoadArgs {
     /// without it a lost connection fails its table.
     #[arg(long)]
     reconnect: bool,
+    /// Every seat signs in as a guest account first (a session per seat,
+    /// kept across the tables of its slot) and plays as that account:
+    /// joins with no name, resumes with no token.
+    #[arg(long)]
+    signed_in: bool,
 }
 
 #[derive(Debug, Args)]
@@ -335,6 +340,7 @@ fn config(c: &Common, l: &LoadArgs, max_tables: usize) -> anyhow::Result<LoadCon
     }
     cfg.acks_out.clone_from(&l.acks_out);
     cfg.reconnect = l.reconnect;
+    cfg.signed_in = l.signed_in;
     Ok(cfg)
 }
 

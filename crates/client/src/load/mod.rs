@@ -108,6 +108,10 @@ pub struct LoadConfig {
     /// endpoints) and resumes with its token, as a real client does, for up
     /// to [`RESUME_WITHIN`]; off, a lost connection fails its table.
     pub reconnect: bool,
+    /// Each seat signs in as a guest account (one per table slot and seat,
+    /// kept across the slot's tables) and plays as it: `join` without a
+    /// name, `resume` without a token (`docs/accounts.md`).
+    pub signed_in: bool,
 }
 
 /// How long a seat with `reconnect` on keeps trying to resume.
@@ -136,6 +140,7 @@ impl LoadConfig {
             seat_endpoints: Vec::new(),
             acks_out: None,
             reconnect: false,
+            signed_in: false,
         }
     }
 }
@@ -157,6 +162,10 @@ struct Shared {
     /// tables that replace each other in it).
     hands_by_slot: Mutex<Vec<u64>>,
     acks: Option<AckLog>,
+    /// With `signed_in`: each table slot's seats' sessions.
+    sessions: Mutex<std::collections::HashMap<(usize, Seat), crate::account::SessionToken>>,
+    /// Tells this run's device secrets from an earlier run's.
+    run: u64,
 }
 
 /// The acknowledged moves of a run, one line each: table, seat index, hand
@@ -217,7 +226,34 @@ impl Shared {
             // each start would wait out the reveal window. They deal with
             // the server's seed alone, as bots' seats do.
             contribute_seed: false,
+            session: None,
         }
+    }
+
+    /// The connection options of seat `seat` of slot `slot`: with
+    /// `signed_in`, its account's session (signed in on first use).
+    async fn seat_options(&self, slot: usize, seat: Seat) -> crate::Result<ConnectOptions> {
+        let mut opts = self.connect_options();
+        if self.cfg.signed_in {
+            let known = self.sessions.lock().ok().and_then(|s| s.get(&(slot, seat)).cloned());
+            let session = match known {
+                Some(session) => session,
+                None => {
+                    let device = crate::account::DeviceSecret(format!(
+                        "load-{:016x}-{slot:08}-{}-device-secret",
+                        self.run,
+                        seat.index()
+                    ));
+                    let (_, session) = self.client.sign_in_guest(&device, None).await?;
+                    if let Ok(mut s) = self.sessions.lock() {
+                        s.insert((slot, seat), session.clone());
+                    }
+                    session
+                }
+            };
+            opts.session = Some(session);
+        }
+        Ok(opts)
     }
 
     fn think(&self, rng: &mut SplitMix) -> Duration {
@@ -278,6 +314,13 @@ impl Runner {
             ready: AtomicUsize::new(0),
             hands_by_slot: Mutex::new(Vec::new()),
             acks: cfg_acks,
+            sessions: Mutex::new(std::collections::HashMap::new()),
+            run: SplitMix::new(
+                std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .map_or(0, |d| d.as_nanos() as u64),
+            )
+            .next_u64(),
         });
         Runner { shared, slots: Vec::new() }
     }
@@ -402,8 +445,13 @@ async fn sit(shared: &Shared, slot: usize, table: Uuid, seat: Seat) -> crate::Re
         let endpoint = seat_endpoint(shared, slot, seat, attempt);
         attempt += 1;
         let tried = async {
-            let mut conn = Connection::connect_with(endpoint, &shared.connect_options()).await?;
-            let joined = conn.join(table, &format!("bot {}", seat.name()), Some(seat)).await?;
+            let opts = shared.seat_options(slot, seat).await?;
+            let mut conn = Connection::connect_with(endpoint, &opts).await?;
+            let joined = if shared.cfg.signed_in {
+                conn.join_as_account(table, Some(seat)).await?
+            } else {
+                conn.join(table, &format!("bot {}", seat.name()), Some(seat)).await?
+            };
             Ok::<_, crate::Error>((conn, joined.token))
         };
         match tried.await {
@@ -431,8 +479,13 @@ async fn resume_seat(
         let endpoint = seat_endpoint(shared, slot, seat, attempt);
         attempt += 1;
         let tried = async {
-            let mut conn = Connection::connect_with(endpoint, &shared.connect_options()).await?;
-            conn.resume(table, token).await?;
+            let opts = shared.seat_options(slot, seat).await?;
+            let mut conn = Connection::connect_with(endpoint, &opts).await?;
+            if shared.cfg.signed_in {
+                conn.resume_as_account(table).await?;
+            } else {
+                conn.resume(table, token).await?;
+            }
             Ok::<_, crate::Error>(conn)
         };
         if let Ok(conn) = tried.await {

@@ -31,6 +31,7 @@ pub fn test_config() -> Config {
     // Every test client comes from one address: per-address caps out of the way.
     config.limits.connections_per_ip = 0;
     config.limits.requests_per_minute_per_ip = 0;
+    config.limits.accounts_per_hour_per_ip = 0;
     config.log.filter = "warn".into();
     config
 }

@@ -213,3 +213,40 @@ async fn a_refused_resume_ends_the_session() {
     watcher.close().await;
     server.stop().await;
 }
+
+/// A native client signs in as a guest with a device secret kept in a
+/// file, creates a table as its account, sits as the account, and comes
+/// back to the seat on a new connection with no seat token.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_signed_in_library_client_plays_as_its_account() {
+    use spades_client::account::DeviceSecret;
+    let server = spawn_server(test_config()).await;
+    let dir = std::env::temp_dir().join(format!("spades-client-device-{}", uuid::Uuid::new_v4().simple()));
+    let device = DeviceSecret::load_or_create(&dir.join("device")).unwrap();
+    let anonymous = Client::new(&server.url()).unwrap();
+    let (signed, session) = anonymous.sign_in_guest(&device, Some("Ann")).await.unwrap();
+    assert!(signed.created);
+    assert_eq!(signed.account.name, "Ann");
+    // The same file signs the same account in again.
+    let again = DeviceSecret::load_or_create(&dir.join("device")).unwrap();
+    let (second, _) = anonymous.sign_in_guest(&again, None).await.unwrap();
+    assert_eq!((second.created, second.account.id), (false, signed.account.id));
+    let client = anonymous.clone().with_session(session);
+    let created = client.create_table(&CreateTable { name: None, options: five_hands() }).await.unwrap();
+    let mut conn = client.connect().await.unwrap();
+    let joined = conn.join_as_account(created.table, None).await.unwrap();
+    // Owner by account: bots and the start need no owner token.
+    conn.request(spades_client::ClientMessage::AddBots { owner_token: None }).await.unwrap();
+    drop(conn);
+    let mut back = client.connect().await.unwrap();
+    assert_eq!(back.resume_as_account(created.table).await.unwrap(), joined.seat);
+    let record = client.match_record(created.table).await.unwrap();
+    let seat = record.seats.iter().find(|s| s.seat == joined.seat).unwrap();
+    assert_eq!((seat.name.as_str(), seat.account), ("Ann", Some(signed.account.id)));
+    // A connection without the session cannot do either.
+    let mut stranger = anonymous.connect().await.unwrap();
+    let e = stranger.resume_as_account(created.table).await.unwrap_err();
+    assert_eq!(e.refusal(), Some(ErrorCode::InvalidToken));
+    let _ = std::fs::remove_dir_all(dir);
+    server.stop().await;
+}

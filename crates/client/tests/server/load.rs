@@ -78,3 +78,35 @@ async fn the_bot_client_plays_a_whole_match() {
     assert_eq!(moves, 56 * status.hands.len() as u64);
     server.stop().await;
 }
+
+/// The same run with every seat signed in as a guest account: the seats
+/// join with no name and play as their accounts, without errors.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_signed_in_load_run_plays_as_accounts() {
+    let server = spawn_server(test_config()).await;
+    let mut cfg = LoadConfig::new(Endpoint::parse(&server.url()).unwrap());
+    cfg.tables = 2;
+    cfg.warmup = Duration::from_millis(200);
+    cfg.duration = Duration::from_secs(2);
+    cfg.rules = Rules { match_end: MatchEnd::Hands(5), ..Rules::default() };
+    cfg.signed_in = true;
+    let report = load::run(&cfg).await.unwrap();
+    assert_eq!((report.tables, report.connections), (2, 8));
+    assert!(report.clean(), "{}", report.to_table());
+    assert!(report.actions > 0, "{}", report.to_table());
+    // Every seat was an account: the lobby names them by their generated
+    // names, never "bot north".
+    let tables = spades_client::Client::new(&server.url())
+        .unwrap()
+        .tables(spades_client::TableQuery::default())
+        .await
+        .unwrap();
+    assert!(!tables.is_empty());
+    for t in &tables {
+        for s in &t.seats {
+            let name = s.name.as_deref().unwrap_or("");
+            assert!(!name.starts_with("bot "), "{name}");
+        }
+    }
+    server.stop().await;
+}

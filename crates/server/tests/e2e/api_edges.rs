@@ -172,7 +172,7 @@ async fn bad_message_echoes_req_and_speaks_plain_english() {
         r#"{"req":REQ,"type":"watch","table":"not-a-uuid"}"#,
         r#"{"req":REQ,"type":"join","table":"TABLE","name":5}"#,
         r#"{"req":REQ,"type":"join","table":"TABLE","name":"Ann","seat":"middle"}"#,
-        r#"{"req":REQ,"type":"resume","table":"TABLE"}"#,
+        r#"{"req":REQ,"type":"resume","table":"TABLE","token":5}"#,
     ]
     .into_iter()
     .enumerate()
