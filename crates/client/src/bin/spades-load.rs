@@ -54,10 +54,38 @@ enum Cmd {
     /// Put the JSON reports of a benchmark run side by side with the
     /// targets (a Markdown table).
     Summary(SummaryArgs),
+    /// What signing in costs, side by side in one run: actions/s of the
+    /// same tables with anonymous and with signed-in seats, and REST
+    /// requests/s of a read without a session and of `GET /api/v1/me`
+    /// with one, in alternating rounds (medians).
+    Accounts(AccountsArgs),
     /// Put the lean-frames comparison's rounds (an older server against
     /// this one, `scripts/bench.sh` scenario `lean`) side by side with the
     /// targets (a Markdown table).
     Lean(LeanArgs),
+}
+
+#[derive(Debug, Args)]
+struct AccountsArgs {
+    #[command(flatten)]
+    common: Common,
+    #[command(flatten)]
+    load: LoadArgs,
+    /// Rounds (each: anonymous seats, signed-in seats, then the REST pair).
+    #[arg(long, default_value_t = 3)]
+    rounds: usize,
+    /// Seconds measured per table phase.
+    #[arg(long, default_value_t = 15.0)]
+    duration: f64,
+    /// Seconds of warm-up per table phase.
+    #[arg(long, default_value_t = 3.0)]
+    warmup: f64,
+    /// Seconds per REST phase.
+    #[arg(long, default_value_t = 5.0)]
+    rest_seconds: f64,
+    /// REST requests in flight at once.
+    #[arg(long, default_value_t = 16)]
+    concurrency: usize,
 }
 
 #[derive(Debug, Args)]
@@ -275,6 +303,7 @@ fn main() -> anyhow::Result<()> {
             Cmd::Memory(a) => memory(a).await,
             Cmd::Bot(a) => bot(a).await,
             Cmd::Summary(a) => summary(a),
+            Cmd::Accounts(a) => accounts(a).await,
             Cmd::Lean(a) => {
                 print!("{}", load::lean::report(&a.dir, a.rounds)?);
                 Ok(())
@@ -375,6 +404,125 @@ async fn run(a: RunArgs) -> anyhow::Result<()> {
         std::process::exit(1);
     }
     Ok(())
+}
+
+/// One round's figures of `spades-load accounts`.
+#[derive(Debug, Default, Serialize)]
+struct AccountsRound {
+    anonymous_actions_per_s: f64,
+    signed_in_actions_per_s: f64,
+    anonymous_p99_ms: f64,
+    signed_in_p99_ms: f64,
+    rest_anonymous_per_s: f64,
+    rest_signed_in_per_s: f64,
+}
+
+/// Requests/s of `get` (a URL and maybe a bearer token) answered 200, with
+/// `concurrency` in flight, for `seconds`.
+async fn rest_rate(
+    http: &reqwest::Client,
+    url: &str,
+    bearer: Option<&str>,
+    concurrency: usize,
+    seconds: f64,
+) -> anyhow::Result<f64> {
+    let until = tokio::time::Instant::now() + Duration::from_secs_f64(seconds);
+    let mut workers = Vec::new();
+    for _ in 0..concurrency {
+        let (http, url, bearer) = (http.clone(), url.to_owned(), bearer.map(str::to_owned));
+        workers.push(tokio::spawn(async move {
+            let (mut ok, mut bad) = (0u64, 0u64);
+            while tokio::time::Instant::now() < until {
+                let mut req = http.get(&url);
+                if let Some(b) = &bearer {
+                    req = req.bearer_auth(b);
+                }
+                match req.send().await {
+                    Ok(r) if r.status() == 200 => {
+                        let _ = r.bytes().await;
+                        ok += 1;
+                    }
+                    _ => bad += 1,
+                }
+            }
+            (ok, bad)
+        }));
+    }
+    let (mut ok, mut bad) = (0, 0);
+    for w in workers {
+        let (o, b) = w.await?;
+        ok += o;
+        bad += b;
+    }
+    if bad > 0 {
+        bail!("{bad} requests to {url} failed (raise the server's limits.requests_per_minute_per_ip)");
+    }
+    Ok(ok as f64 / seconds)
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v.get(v.len() / 2).copied().unwrap_or(0.0)
+}
+
+async fn accounts(a: AccountsArgs) -> anyhow::Result<()> {
+    let mut cfg = config(&a.common, &a.load, a.load.tables)?;
+    cfg.warmup = Duration::from_secs_f64(a.warmup);
+    cfg.duration = Duration::from_secs_f64(a.duration);
+    let client = Client::with_endpoint(cfg.endpoint.clone()).with_tls(cfg.tls.clone());
+    let http = cfg.tls.http_client();
+    // One table to read, one account to read as.
+    let table = client.create_table(&spades_client::protocol::CreateTable::default()).await?.table;
+    let device = spades_client::account::DeviceSecret::random()?;
+    let (_, session) = client.sign_in_guest(&device, None).await?;
+    let status = format!("{}/api/v1/tables/{table}", cfg.endpoint.http);
+    let me = format!("{}/api/v1/me", cfg.endpoint.http);
+    let mut rounds = Vec::new();
+    for round in 1..=a.rounds {
+        let mut r = AccountsRound::default();
+        for signed_in in [false, true] {
+            cfg.signed_in = signed_in;
+            let report = load::run(&cfg).await?;
+            if !report.clean() {
+                bail!(
+                    "round {round} ({}) had errors:\n{}",
+                    if signed_in { "signed in" } else { "anonymous" },
+                    report.to_table()
+                );
+            }
+            if signed_in {
+                (r.signed_in_actions_per_s, r.signed_in_p99_ms) =
+                    (report.actions_per_s, report.latency_ms.p99);
+            } else {
+                (r.anonymous_actions_per_s, r.anonymous_p99_ms) =
+                    (report.actions_per_s, report.latency_ms.p99);
+            }
+        }
+        r.rest_anonymous_per_s = rest_rate(&http, &status, None, a.concurrency, a.rest_seconds).await?;
+        r.rest_signed_in_per_s =
+            rest_rate(&http, &me, Some(&session.0), a.concurrency, a.rest_seconds).await?;
+        eprintln!("spades-load accounts: round {round}: {r:?}");
+        rounds.push(r);
+    }
+    let m = |f: fn(&AccountsRound) -> f64| median(rounds.iter().map(f).collect());
+    let (anon, signed) = (m(|r| r.anonymous_actions_per_s), m(|r| r.signed_in_actions_per_s));
+    let (rest_anon, rest_signed) = (m(|r| r.rest_anonymous_per_s), m(|r| r.rest_signed_in_per_s));
+    let table = format!(
+        "| {} tables, think {} ms, medians of {} rounds | anonymous | signed in | signed in / anonymous |\n\
+         |---|---|---|---|\n\
+         | accepted actions/s | {anon:.0} | {signed:.0} | {:.3} |\n\
+         | action latency p99, ms | {:.1} | {:.1} | |\n\
+         | REST requests/s ({} in flight): `GET /api/v1/tables/{{id}}` without a session, `GET /api/v1/me` with one | {rest_anon:.0} | {rest_signed:.0} | {:.3} |\n",
+        cfg.tables,
+        a.load.think_ms,
+        a.rounds,
+        signed / anon.max(1e-9),
+        m(|r| r.anonymous_p99_ms),
+        m(|r| r.signed_in_p99_ms),
+        a.concurrency,
+        rest_signed / rest_anon.max(1e-9),
+    );
+    emit(&a.common, &rounds, || table.clone())
 }
 
 async fn capacity(a: CapacityArgs) -> anyhow::Result<()> {
