@@ -436,16 +436,14 @@ impl Connection {
     /// [`Error::Refused`] (`table_full`, `seat_taken`, …) or a connection
     /// error.
     pub async fn join(&mut self, table: Uuid, name: &str, seat: Option<Seat>) -> Result<Joined> {
-        let joined = match self
-            .request(ClientMessage::Join {
-                protocol: Some(PROTOCOL_VERSION),
-                table,
-                name: Some(name.to_owned()),
-                seat,
-                invite: None,
-            })
-            .await?
-        {
+        self.join_named(table, Some(name.to_owned()), seat).await
+    }
+
+    /// `join` with `name` (none: the account's, on a connection with a
+    /// session), then this client's seed when it contributes one.
+    async fn join_named(&mut self, table: Uuid, name: Option<String>, seat: Option<Seat>) -> Result<Joined> {
+        let join = ClientMessage::Join { protocol: Some(PROTOCOL_VERSION), table, name, seat, invite: None };
+        let joined = match self.request(join).await? {
             ServerMessage::Joined { table, seat, token, .. } => Joined { table, seat, token },
             other => return Err(Error::Protocol(format!("expected joined, got {other:?}"))),
         };
@@ -462,23 +460,7 @@ impl Connection {
     /// [`Error::Refused`] (`already_seated`, `table_full`, …) or a
     /// connection error.
     pub async fn join_as_account(&mut self, table: Uuid, seat: Option<Seat>) -> Result<Joined> {
-        let joined = match self
-            .request(ClientMessage::Join {
-                protocol: Some(PROTOCOL_VERSION),
-                table,
-                name: None,
-                seat,
-                invite: None,
-            })
-            .await?
-        {
-            ServerMessage::Joined { table, seat, token, .. } => Joined { table, seat, token },
-            other => return Err(Error::Protocol(format!("expected joined, got {other:?}"))),
-        };
-        if self.contribute_seed {
-            self.contribute_after_attach().await?;
-        }
-        Ok(joined)
+        self.join_named(table, None, seat).await
     }
 
     /// Comes back to the seat the connection's account holds at `table`

@@ -28,6 +28,7 @@ impl Hosting {
         owner_token: Option<String>,
     ) {
         let (reply, plan) = oneshot::channel();
+        let owner_token = owner_token.map(table::OwnerToken);
         if table.send(TableCommand::PlanRematch { conn, req, owner_token, reply }).await.is_err() {
             return;
         }

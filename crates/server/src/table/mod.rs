@@ -298,6 +298,15 @@ impl std::fmt::Debug for Act {
     }
 }
 
+/// An owner token a command carries. `Debug` hides it.
+pub struct OwnerToken(pub String);
+
+impl std::fmt::Debug for OwnerToken {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("OwnerToken(<secret>)")
+    }
+}
+
 /// A message to a table's task.
 #[derive(Debug)]
 pub enum TableCommand {
@@ -345,7 +354,7 @@ pub enum TableCommand {
         req: Option<u32>,
         /// The owner token; `None`: the connection's account must be the
         /// owner's.
-        owner_token: Option<String>,
+        owner_token: Option<OwnerToken>,
         /// The plan, when accepted.
         reply: oneshot::Sender<Option<RematchPlan>>,
     },
@@ -652,7 +661,7 @@ impl Table {
             TableCommand::Detach { conn } => self.detach(conn, now),
             TableCommand::Act { conn, req, act, resent } => self.act(conn, req, (act, resent), now).await,
             TableCommand::PlanRematch { conn, req, owner_token, reply } => {
-                let _ = reply.send(self.plan_rematch(conn, req, owner_token.as_deref()));
+                let _ = reply.send(self.plan_rematch(conn, req, owner_token.as_ref().map(|t| t.0.as_str())));
             }
             TableCommand::RematchStarted { conn, req, next } => self.rematch_started(conn, req, next, now),
         }

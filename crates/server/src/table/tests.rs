@@ -821,6 +821,15 @@ fn secrets_are_not_in_debug_strings() {
         format!("{:?}", Attach::Resume { token: token.into(), account: None }),
         format!("{:?}", Act::Start { owner_token: Some(token.into()) }),
         format!("{:?}", Act::AddBots { owner_token: Some(token.into()) }),
+        format!(
+            "{:?}",
+            TableCommand::PlanRematch {
+                conn: 1,
+                req: None,
+                owner_token: Some(OwnerToken(token.into())),
+                reply: oneshot::channel().0
+            }
+        ),
     ];
     for p in printed {
         assert!(!p.contains(token), "{p}");
@@ -1103,7 +1112,12 @@ async fn spectators_write_where_the_table_lets_them() {
 async fn plan(h: &Harness, conn: ConnId, owner_token: &str) -> Option<RematchPlan> {
     let (reply, rx) = oneshot::channel();
     h.handle
-        .send(TableCommand::PlanRematch { conn, req: None, owner_token: Some(owner_token.into()), reply })
+        .send(TableCommand::PlanRematch {
+            conn,
+            req: None,
+            owner_token: Some(OwnerToken(owner_token.into())),
+            reply,
+        })
         .await
         .unwrap();
     rx.await.unwrap()
