@@ -4,6 +4,8 @@
 //! spades-tui --url http://127.0.0.1:8080 --name Ann
 //! spades-tui --url https://cards.example --name Ann
 //! spades-tui --url https://cards.example --name Bo --join 67e55044-10b1-426f-9247-bb680e5fe0c8
+//! spades-tui --url https://cards.example --guest --name Ann   # a guest account, kept in ~/.config/spades/device
+//! SPADES_TOKEN=… spades-tui --url https://cards.example       # a session made elsewhere
 //! ```
 //!
 //! The lobby lists the tables (↑/↓, Enter sits, w watches, c creates one);
@@ -45,6 +47,15 @@ struct Args {
     /// Sit straight down at this table (the id a friend's invitation shows).
     #[arg(long, value_name = "TABLE")]
     join: Option<uuid::Uuid>,
+    /// Play as a guest account: a device secret kept in this file (made,
+    /// mode 0600, when missing) signs it in; `--name` names a new account.
+    /// Default file: `$XDG_CONFIG_HOME/spades/device` or
+    /// `~/.config/spades/device`.
+    #[arg(long, value_name = "FILE", num_args = 0..=1, default_missing_value = "")]
+    guest: Option<std::path::PathBuf>,
+    /// Play as the account of this session token (a bearer token).
+    #[arg(long, env = "SPADES_TOKEN", hide_env_values = true, conflicts_with = "guest")]
+    token: Option<String>,
 }
 
 fn main() -> anyhow::Result<()> {
@@ -53,13 +64,31 @@ fn main() -> anyhow::Result<()> {
     if let Some(path) = &args.ca_file {
         client = client.with_tls(Tls::with_pem_file(path)?);
     }
-    let name: String = args.name.chars().take(24).collect();
+    let mut name: String = args.name.chars().take(24).collect();
     let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?;
+    let mut session = args.token.clone().map(spades_client::account::SessionToken);
+    if let Some(file) = &args.guest {
+        let file = if file.as_os_str().is_empty() {
+            spades_client::account::default_device_file()
+                .ok_or_else(|| anyhow::anyhow!("no configuration directory: pass --guest FILE"))?
+        } else {
+            file.clone()
+        };
+        let device = spades_client::account::DeviceSecret::load_or_create(&file)?;
+        let (signed, token) = runtime.block_on(client.sign_in_guest(&device, Some(&name)))?;
+        name = signed.account.name;
+        session = Some(token);
+    }
+    let mut options = SessionOptions::default();
+    if let Some(session) = session {
+        client = client.with_session(session.clone());
+        options.connect.session = Some(session);
+    }
 
     enable_raw_mode()?;
     let mut stdout = std::io::stdout();
     execute!(stdout, EnterAlternateScreen)?;
-    let result = runtime.block_on(run(client, args.url, name, args.join));
+    let result = runtime.block_on(run(client, args.url, name, args.join, options));
     let _ = disable_raw_mode();
     let _ = execute!(std::io::stdout(), LeaveAlternateScreen);
     let _ = std::io::stdout().flush();
@@ -67,11 +96,17 @@ fn main() -> anyhow::Result<()> {
     result
 }
 
-async fn run(client: Client, url: String, name: String, join: Option<uuid::Uuid>) -> anyhow::Result<()> {
+async fn run(
+    client: Client,
+    url: String,
+    name: String,
+    join: Option<uuid::Uuid>,
+    options: SessionOptions,
+) -> anyhow::Result<()> {
     let mut terminal = Terminal::new(CrosstermBackend::new(std::io::stdout()))?;
     terminal.clear()?;
     let mut app = App::new(url, name.clone());
-    let mut driver = Driver::new(client, name, SessionOptions::default());
+    let mut driver = Driver::new(client, name, options);
     if let Some(table) = join {
         for effect in app.sit_at(table) {
             driver.perform(effect).await;
