@@ -128,24 +128,29 @@ struct Live {
     watchers: usize,
 }
 
-/// A connection's hold on its session: [`SessionWatch::ended`] completes
-/// when the session is signed out (or, [`Accounts::end`], ended elsewhere).
+/// A connection's hold on its session: [`SessionWatch::ended`] is
+/// cancelled when the session is signed out (or, [`Accounts::end`], ended
+/// elsewhere) or runs out. One token for the connection to wait on, so a
+/// frame costs it no more than the shutdown signal does.
 #[derive(Debug)]
 pub struct SessionWatch {
     accounts: Arc<Accounts>,
     session: Uuid,
     ended: CancellationToken,
+    /// Cancels `ended` when the session runs out; stopped with the watch.
+    expiry: tokio::task::AbortHandle,
 }
 
 impl SessionWatch {
-    /// Completes when the session ends.
-    pub async fn ended(&self) {
-        self.ended.cancelled().await;
+    /// Cancelled when the session ends.
+    pub fn ended(&self) -> &CancellationToken {
+        &self.ended
     }
 }
 
 impl Drop for SessionWatch {
     fn drop(&mut self) {
+        self.expiry.abort();
         self.accounts.live.remove_if_mut(&self.session, |_, live| {
             live.watchers -= 1;
             live.watchers == 0
@@ -461,14 +466,22 @@ impl Accounts {
         }
     }
 
-    /// A connection's hold on its session (see [`SessionWatch`]).
-    pub fn watch(self: &Arc<Self>, session: Uuid) -> SessionWatch {
+    /// A connection's hold on its session, which runs out at
+    /// `expires_at_ms` (see [`SessionWatch`]).
+    pub fn watch(self: &Arc<Self>, session: Uuid, expires_at_ms: u64) -> SessionWatch {
         let mut live =
             self.live.entry(session).or_insert_with(|| Live { ended: CancellationToken::new(), watchers: 0 });
         live.watchers += 1;
-        let ended = live.ended.clone();
+        let ended = live.ended.child_token();
         drop(live);
-        SessionWatch { accounts: Arc::clone(self), session, ended }
+        let left = Duration::from_millis(expires_at_ms.saturating_sub(now_ms()));
+        let runs_out = ended.clone();
+        let expiry = tokio::spawn(async move {
+            tokio::time::sleep(left).await;
+            runs_out.cancel();
+        })
+        .abort_handle();
+        SessionWatch { accounts: Arc::clone(self), session, ended, expiry }
     }
 
     /// A generated name nobody holds now: "Brave Otter 27".
@@ -628,17 +641,21 @@ mod tests {
         let (ann, token, _) = accounts.guest(&secret(1), Some("Ann"), &me(), || Ok(())).await.unwrap();
         let (other, token2, _) = accounts.guest(&secret(1), None, &me(), || Ok(())).await.unwrap();
         assert_eq!(accounts.sessions(&ann).await.unwrap().len(), 2);
-        let watch = accounts.watch(ann.session.id);
-        let watch2 = accounts.watch(other.session.id);
+        let watch = accounts.watch(ann.session.id, ann.session.expires_at_ms);
+        let watch2 = accounts.watch(other.session.id, other.session.expires_at_ms);
         assert_eq!(accounts.sign_out(&ann, Some(ann.session.id)).await.unwrap(), vec![ann.session.id]);
-        tokio::time::timeout(Duration::from_secs(1), watch.ended()).await.unwrap();
+        tokio::time::timeout(Duration::from_secs(1), watch.ended().cancelled()).await.unwrap();
         assert_eq!(accounts.authenticate(&token.0).await.unwrap_err().code, ErrorCode::Unauthorized);
         assert!(accounts.authenticate(&token2.0).await.is_ok());
         // Another account's session is not this one's to end.
         let (bo, _, _) = accounts.guest(&secret(2), Some("Bo"), &me(), || Ok(())).await.unwrap();
         assert!(accounts.sign_out(&bo, Some(other.session.id)).await.unwrap().is_empty());
         assert_eq!(accounts.sign_out(&other, None).await.unwrap(), vec![other.session.id]);
-        tokio::time::timeout(Duration::from_secs(1), watch2.ended()).await.unwrap();
+        tokio::time::timeout(Duration::from_secs(1), watch2.ended().cancelled()).await.unwrap();
+        // A session that runs out ends its watch by itself.
+        let brief = accounts.watch(Uuid::new_v4(), now_ms() + 50);
+        tokio::time::timeout(Duration::from_secs(1), brief.ended().cancelled()).await.unwrap();
+        drop(brief);
         drop((watch, watch2));
         assert!(accounts.live.is_empty());
         assert_eq!(accounts.authenticate("xyz").await.unwrap_err().code, ErrorCode::Unauthorized);

@@ -395,16 +395,11 @@ impl Connection {
         let shutdown = self.state.shutdown.clone().cancelled_owned();
         tokio::pin!(shutdown);
         // Signed out or run out: the connection closes.
-        let watch = self.signed.as_ref().map(|s| {
-            let left = Duration::from_millis(s.session.expires_at_ms.saturating_sub(now_ms()));
-            (self.state.accounts.watch(s.session.id), left)
-        });
+        let watch =
+            self.signed.as_ref().map(|s| self.state.accounts.watch(s.session.id, s.session.expires_at_ms));
         let session_ended = async {
             match &watch {
-                Some((watch, left)) => tokio::select! {
-                    () = watch.ended() => {}
-                    () = tokio::time::sleep(*left) => {}
-                },
+                Some(watch) => watch.ended().cancelled().await,
                 None => std::future::pending().await,
             }
         };

@@ -480,7 +480,10 @@ async fn accounts(a: AccountsArgs) -> anyhow::Result<()> {
     let mut rounds = Vec::new();
     for round in 1..=a.rounds {
         let mut r = AccountsRound::default();
-        for signed_in in [false, true] {
+        // Each round starts with the other kind: neither gains from going
+        // first or second.
+        let order = if round % 2 == 1 { [false, true] } else { [true, false] };
+        for signed_in in order {
             cfg.signed_in = signed_in;
             let report = load::run(&cfg).await?;
             if !report.clean() {
