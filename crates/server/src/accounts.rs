@@ -294,14 +294,7 @@ impl Accounts {
         let account = match self.store.device_account(&device).await.map_err(|e| storage(&e))? {
             Some(account) => account,
             None => {
-                let (name, skeleton) = match name {
-                    Some(raw) => Self::checked_name(raw)?,
-                    None => {
-                        let name = self.suggest_name().await?;
-                        let skeleton = name_skeleton(&name);
-                        (name, skeleton)
-                    }
-                };
+                let chosen = name.map(Self::checked_name).transpose()?;
                 if let Err(wait) = may_create() {
                     crate::metrics::rate_limited("accounts");
                     return Err(AppError::rate_limited(
@@ -309,27 +302,32 @@ impl Accounts {
                         wait,
                     ));
                 }
-                let new = NewGuest {
-                    id: Uuid::new_v4(),
-                    name: &name,
-                    skeleton: &skeleton,
-                    device_hash: &device,
-                    now_ms: now_ms(),
+                let (name, skeleton) = match chosen {
+                    Some(chosen) => chosen,
+                    None => {
+                        let name = self.suggest_name().await?;
+                        let skeleton = name_skeleton(&name);
+                        (name, skeleton)
+                    }
                 };
+                let (id, now) = (Uuid::new_v4(), now_ms());
+                let new =
+                    NewGuest { id, name: &name, skeleton: &skeleton, device_hash: &device, now_ms: now };
                 match self.store.create_guest(&new).await.map_err(|e| storage(&e))? {
                     Created::Made => {
                         created = true;
-                        info!(account = %new.id, "guest account made");
+                        info!(account = %id, "guest account made");
+                        AccountRow { id, name, created_at_ms: now, renamed_at_ms: None }
                     }
                     Created::NameTaken(holder) => return Err(Self::taken(&name, &holder)),
                     // Another request of this device made it meanwhile.
-                    Created::DeviceKnown => {}
+                    Created::DeviceKnown => self
+                        .store
+                        .device_account(&device)
+                        .await
+                        .map_err(|e| storage(&e))?
+                        .ok_or_else(|| AppError::internal("the account could not be read back"))?,
                 }
-                self.store
-                    .device_account(&device)
-                    .await
-                    .map_err(|e| storage(&e))?
-                    .ok_or_else(|| AppError::internal("the account could not be read back"))?
             }
         };
         let (signed_in, token) = self.new_session(account, who).await?;

@@ -261,7 +261,12 @@ impl FromRequestParts<AppState> for Signed {
 /// 401 `unauthorized`: no session, a malformed header, a session that
 /// ended; storage.
 pub async fn signed(state: &AppState, headers: &HeaderMap) -> Result<SignedIn, AppError> {
-    match presented_session(headers) {
+    session_of(state, presented_session(headers)).await
+}
+
+/// The account and session of what a request `presented`, or 401.
+async fn session_of(state: &AppState, presented: Presented) -> Result<SignedIn, AppError> {
+    match presented {
         Presented::Bearer(token) | Presented::Cookie(token) => state.accounts.authenticate(&token).await,
         Presented::Nothing => Err(AppError::new(
             ErrorCode::Unauthorized,
@@ -286,7 +291,7 @@ pub async fn signed_if_any(state: &AppState, headers: &HeaderMap) -> Result<Opti
     match presented_session(headers) {
         Presented::Nothing => Ok(None),
         Presented::Cookie(token) => Ok(state.accounts.authenticate(&token).await.ok()),
-        Presented::Bearer(_) | Presented::Malformed => signed(state, headers).await.map(Some),
+        presented => session_of(state, presented).await.map(Some),
     }
 }
 

@@ -26,7 +26,7 @@ use crate::boundary::{BrowserOrigin, Connecting, signed_if_any};
 use crate::error::AppError;
 use crate::state::AppState;
 use crate::table::{Act, Attach, ConnId, Frame, Role, TableCommand, TableHandle};
-use crate::text::clean_name;
+use crate::text::{PLAYER_NAME_MAX, clean_name};
 use crate::time::now_ms;
 
 /// Close code: the connection could not keep up with its table.
@@ -324,19 +324,20 @@ impl Connection {
                 invite,
                 account: Some(signed.account.id),
             }),
-            (Ask::Join { name, seat, invite }, None) => match name.as_deref().and_then(|n| clean_name(n, 24))
-            {
-                Some(name) => Ok(Attach::Join { name, seat, invite, account: None }),
-                None => Err(error(
-                    req,
-                    ErrorCode::InvalidName,
-                    if name.is_some() {
-                        "names are 1 to 24 characters, without control or invisible characters"
-                    } else {
-                        "a name is needed to join without signing in"
-                    },
-                )),
-            },
+            (Ask::Join { name, seat, invite }, None) => {
+                match name.as_deref().and_then(|n| clean_name(n, PLAYER_NAME_MAX)) {
+                    Some(name) => Ok(Attach::Join { name, seat, invite, account: None }),
+                    None => Err(error(
+                        req,
+                        ErrorCode::InvalidName,
+                        if name.is_some() {
+                            "names are 1 to 24 characters, without control or invisible characters"
+                        } else {
+                            "a name is needed to join without signing in"
+                        },
+                    )),
+                }
+            }
         }
     }
 
