@@ -19,6 +19,7 @@ import { after, before, describe } from 'node:test';
 import { leanTests } from './lean.test.mjs';
 import { ARTIFACTS, launchBrowser, startStack } from './lib/harness.mjs';
 import { a11yTests } from './tests/a11y.test.mjs';
+import { accountTests } from './tests/accounts.test.mjs';
 import { alertTests } from './tests/alerts.test.mjs';
 import { assetTests } from './tests/assets.test.mjs';
 import { fairTests } from './tests/fair.test.mjs';
@@ -71,6 +72,7 @@ describe('Spades web client in Chromium', { timeout: 600_000 }, () => {
   assetTests(suite);
   firstLoadTests(suite);
   lobbyTests(suite);
+  accountTests(suite);
   playTests(suite);
   presenceTests(suite);
   timeoutTests(suite);

@@ -1,12 +1,14 @@
 // Entry point: a hash router between the lobby (#/), a table
-// (#/table/<id>), a replay (#/replay/<id>) and the tutorial hand
-// (#/tutorial), so a reload or a shared link lands on the same screen.
+// (#/table/<id>), a replay (#/replay/<id>), the tutorial hand
+// (#/tutorial) and the player's account (#/me), so a reload or a shared
+// link lands on the same screen.
 // An invitation is a link to a table that seats its visitor:
 // #/table/<id>/join (an empty seat, before the start) or
 // #/table/<id>/invite/<seat>/<code> (the seat of a player who left,
 // handed over by the owner during the match).
 
 import { mountLobby } from './lobby.js';
+import { session } from './session.js';
 
 // The lobby's modules come with the page (index.html names each of them in
 // a modulepreload link, so they are fetched at once rather than one import
@@ -26,6 +28,7 @@ const SCREENS = {
   },
   replay: { load: () => import('./replay.js'), modules: ['replay.js', 'scoring.js'] },
   tutorial: { load: () => import('./tutorial.js'), modules: ['tutorial.js', 'hand.js', 'scoring.js'], styles: ['../tutorial.css'] },
+  me: { load: () => import('./me.js'), modules: ['me.js'] },
 };
 const loading = new Map();
 /** The screens whose code is in. */
@@ -109,7 +112,8 @@ function route() {
   const id = m && UUID.test(m[2]) ? m[2].toLowerCase() : null;
   const replay = !!(id && m[1] === 'replay');
   const tutorial = !id && /^#\/tutorial\/?$/.test(location.hash);
-  const key = id ? `${m[1]}:${id}` : tutorial ? 'tutorial' : 'lobby';
+  const account = !id && /^#\/me\/?$/.test(location.hash);
+  const key = id ? `${m[1]}:${id}` : tutorial ? 'tutorial' : account ? 'me' : 'lobby';
   let intent = nextIntent;
   nextIntent = null;
   if (id && !replay) {
@@ -125,7 +129,7 @@ function route() {
   unmount = null;
   current = key;
   const turn = ++routed;
-  document.body.dataset.screen = replay ? 'replay' : id ? 'table' : tutorial ? 'tutorial' : 'lobby';
+  document.body.dataset.screen = replay ? 'replay' : id ? 'table' : tutorial ? 'tutorial' : account ? 'me' : 'lobby';
   // A screen whose code is still on its way: "Loading…" until it is in,
   // then mounted unless another screen was opened meanwhile.
   const open = (name, mount) => {
@@ -142,7 +146,10 @@ function route() {
       main.replaceChildren(note(`Could not load this screen (${err.message}).`, 'field-error', 'alert'), again);
     });
   };
-  if (tutorial) {
+  if (account) {
+    setTitle('Your account');
+    open('me', (m) => m.mountMe(main, { setTitle }));
+  } else if (tutorial) {
     setTitle('Learn to play');
     open('tutorial', (m) => m.mountTutorial(main, goTable));
   } else if (replay) {
@@ -162,4 +169,14 @@ function route() {
 
 window.addEventListener('hashchange', route);
 route();
+
+// The top bar names the signed-in player, a link to their account page.
+const meLink = document.getElementById('topbar-me');
+const showMe = (acc) => {
+  meLink.hidden = !acc;
+  meLink.textContent = acc ? acc.name : '';
+  meLink.setAttribute('aria-label', acc ? `Your account: ${acc.name}` : 'Your account');
+};
+session.subscribe(showMe);
+session.ready().then(showMe);
 looks().catch(() => {});

@@ -28,6 +28,9 @@ export class Connection {
    *        view, after every snapshot and every change applied
    * @param {(msg: object) => void} [hooks.onUnsolicitedError]
    * @param {(state: object) => void} hooks.onState
+   * @param {() => Promise} [hooks.prepare]  awaited before each socket opens
+   *        (the session the upgrade will carry); its failure does not stop it
+   * @param {(code: number) => void} [hooks.onClose]  the socket closed with this code
    */
   constructor(hooks) {
     this.hooks = hooks;
@@ -40,6 +43,9 @@ export class Connection {
     this.lastHeard = 0;
     this.stopped = false;
     this.attached = false;
+    /** Counts the opens: a `prepare` still running for an older one is dropped. */
+    this.opens = 0;
+    this.preparing = false;
     this.closingSent = false;
     this.keeper = new ViewKeeper(() => this.sendSync());
     this.onOnline = () => this.reconnectNow();
@@ -66,6 +72,21 @@ export class Connection {
     this.retryTimer = null;
     this.attached = false;
     this.closingSent = false;
+    const turn = ++this.opens;
+    if (!this.hooks.prepare) {
+      this.connect();
+      return;
+    }
+    this.preparing = true;
+    this.state({ status: 'connecting', lostAt: this.lostAt });
+    Promise.resolve().then(() => this.hooks.prepare()).catch(() => {}).then(() => {
+      if (turn !== this.opens || this.stopped) return;
+      this.preparing = false;
+      this.connect();
+    });
+  }
+
+  connect() {
     const url = `${location.protocol === 'https:' ? 'wss:' : 'ws:'}//${location.host}/ws`;
     this.state({ status: 'connecting', lostAt: this.lostAt });
     let ws;
@@ -92,6 +113,7 @@ export class Connection {
     };
     ws.onclose = (e) => {
       if (ws !== this.ws) return;
+      this.hooks.onClose?.(e.code);
       this.ws = null;
       this.attached = false;
       clearInterval(this.pingTimer);
@@ -269,7 +291,7 @@ export class Connection {
 
   /** Reconnects at once if the connection is down (back online, tab shown). */
   reconnectNow() {
-    if (this.stopped || this.ws) return;
+    if (this.stopped || this.ws || this.preparing) return;
     this.attempt = 0;
     this.open();
   }
@@ -306,6 +328,8 @@ export class Connection {
   /** Stops for good (leaving the table screen). */
   stop() {
     this.stopped = true;
+    this.opens += 1;
+    this.preparing = false;
     clearTimeout(this.retryTimer);
     this.retryTimer = null;
     clearInterval(this.pingTimer);

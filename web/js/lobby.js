@@ -1,10 +1,11 @@
 // The lobby: the player's name, the open tables and the create form.
 
-import { createTable, listMatches, listTables } from './api.js';
+import { createTable, listMatches, listTables, nameSuggestion } from './api.js';
 import { h, replace, announce } from './dom.js';
 import {
   MATCH_END_CHOICES, OPTION_MENUS, PHASE_NAME, SEATS, SEAT_NAME, botSeatsOpen, num, optionChips, parseMatchEnd,
 } from './rules.js';
+import { session } from './session.js';
 import { store } from './store.js';
 
 const REFRESH_MS = 4000;
@@ -49,20 +50,36 @@ function badgeOf(t, s) {
 /** A seated person who is not at the table: why. */
 const AWAY = { away: 'away', bot: 'away', left: 'left' };
 
-/** Reads and checks the name field; focuses it with a message when empty. */
-function takeName(input, errorEl) {
+/** Says what is wrong with the name field, and focuses it. */
+function refuseName(input, errorEl, text) {
+  errorEl.textContent = text;
+  input.setAttribute('aria-invalid', 'true');
+  input.focus();
+  announce(text, true);
+  return null;
+}
+
+/**
+ * Reads and checks the name field, then plays under it: signs the browser
+ * in as a guest account of that name the first time, renames the account
+ * when the field was changed (session.js). Resolves with the name, or null
+ * with the field's message saying why (empty, too long, taken, renamed too
+ * lately).
+ */
+async function takeName(input, errorEl) {
   const name = input.value.trim();
   if (!name || name.length > 24) {
-    errorEl.textContent = name ? 'Names are at most 24 characters.' : 'Type your name first: the other players will see it.';
-    input.setAttribute('aria-invalid', 'true');
-    input.focus();
-    announce(errorEl.textContent, true);
-    return null;
+    return refuseName(input, errorEl, name ? 'Names are at most 24 characters.' : 'Type your name first: the other players will see it.');
+  }
+  try {
+    const acc = await session.playAs(name);
+    if (acc) input.value = acc.name;
+  } catch (err) {
+    return refuseName(input, errorEl, err.message);
   }
   input.removeAttribute('aria-invalid');
   errorEl.textContent = '';
-  store.setName(name);
-  return name;
+  return input.value.trim();
 }
 
 function selectField(id, labelText, menu, value, hint) {
@@ -143,14 +160,24 @@ export function mountLobby(root, go) {
   let timer = null;
   let alive = true;
 
+  // The name: the account's; before the first game, the one typed last
+  // or a generated one nobody holds, which the player may keep or change.
   const nameInput = h('input', {
     id: 'player-name', name: 'player-name', type: 'text', maxlength: 24, autocomplete: 'nickname',
-    placeholder: 'e.g. Ann', value: store.name(), 'aria-describedby': 'name-error',
+    placeholder: 'e.g. Ann', value: session.account()?.name || store.name(), 'aria-describedby': 'name-error',
   });
   const nameError = h('p', { id: 'name-error', class: 'field-error', role: 'alert' });
-  nameInput.addEventListener('change', () => {
-    const v = nameInput.value.trim();
-    if (v) store.setName(v);
+  let typed = false;
+  nameInput.addEventListener('input', () => {
+    typed = true;
+  });
+  session.ready().then(async (acc) => {
+    if (!alive || typed) return;
+    if (acc) nameInput.value = acc.name;
+    else if (!nameInput.value) {
+      const offered = (await nameSuggestion().catch(() => null))?.name;
+      if (alive && !typed && offered && !nameInput.value) nameInput.value = offered;
+    }
   });
 
   // The create form: every option of SPEC §3.
@@ -184,7 +211,9 @@ export function mountLobby(root, go) {
   );
   form.addEventListener('submit', async (e) => {
     e.preventDefault();
-    const name = takeName(nameInput, nameError);
+    createBtn.disabled = true;
+    const name = await takeName(nameInput, nameError);
+    createBtn.disabled = false;
     if (!name) return;
     const val = (id) => form.querySelector(`#${id}`).value;
     const options = {
@@ -217,7 +246,9 @@ export function mountLobby(root, go) {
   const quickError = h('p', { class: 'field-error', role: 'alert' });
   const quickBtn = h('button', { type: 'button', class: 'btn btn-primary', id: 'play-now' }, 'Play now against bots');
   quickBtn.addEventListener('click', async () => {
-    const name = takeName(nameInput, nameError);
+    quickBtn.disabled = true;
+    const name = await takeName(nameInput, nameError);
+    quickBtn.disabled = false;
     if (!name) return;
     quickBtn.disabled = true;
     quickError.textContent = '';
@@ -252,9 +283,9 @@ export function mountLobby(root, go) {
     const st = standing(t);
     const badge = badgeOf(t, st);
     const bots = t.seats.filter((s) => s.kind === 'bot').length;
-    const sit = (seat) => {
-      const name = takeName(nameInput, nameError);
-      if (name) go(t.table, { join: { name, seat } });
+    const sit = async (seat) => {
+      const name = await takeName(nameInput, nameError);
+      if (name && alive) go(t.table, { join: { name, seat } });
     };
     const seats = t.seats.map((s) => {
       const empty = s.status === 'empty';
@@ -312,14 +343,30 @@ export function mountLobby(root, go) {
     return h('time', { class: 'muted small recent-when', datetime: at.toISOString() }, `${day}, ${timeOf.format(at)}`);
   }
   const recentNote = h('p', { class: 'muted list-note' }, 'Loading…');
+  // Signed in: the player's own matches, or everybody's (one click apart).
+  let whose = 'mine';
+  const whoseBtn = (value, label) => h('button', {
+    type: 'button', class: 'btn btn-small btn-plain', id: `recent-${value}`, 'aria-pressed': String(whose === value),
+    onclick: () => {
+      whose = value;
+      for (const b of whoseBtns.children) b.setAttribute('aria-pressed', String(b.id === `recent-${value}`));
+      recentShown = null;
+      refreshRecent();
+    },
+  }, label);
+  const whoseBtns = h('div', { class: 'recent-whose', role: 'group', 'aria-label': 'Whose matches', hidden: true },
+    whoseBtn('mine', 'Yours'), whoseBtn('all', 'Everybody\'s'));
   let recentShown = null;
   async function refreshRecent() {
     try {
+      const acc = session.account();
+      const mine = !!acc && whose === 'mine';
+      whoseBtns.hidden = !acc;
       // The server finds the finished ones, however many newer matches
       // are still in play.
-      const matches = (await listMatches(10, { finished: true })).filter((m) => m.hands_played > 0);
+      const matches = (await listMatches(10, { finished: true, mine })).filter((m) => m.hands_played > 0);
       if (!alive) return;
-      const sig = JSON.stringify(matches);
+      const sig = JSON.stringify([mine, matches]);
       if (sig === recentShown) return;
       recentShown = sig;
       replace(recent, matches.map((m) => {
@@ -332,7 +379,7 @@ export function mountLobby(root, go) {
             playedOn(m.created_at)),
           h('a', { class: 'btn btn-plain btn-small btn-replay', href: `#/replay/${m.table}` }, 'Replay', h('span', { class: 'sr-only' }, ` ${m.name}`)));
       }));
-      recentNote.textContent = matches.length ? '' : 'No finished match yet.';
+      recentNote.textContent = matches.length ? '' : mine ? 'You have not finished a match yet.' : 'No finished match yet.';
     } catch (err) {
       if (alive) recentNote.textContent = `Could not load the matches (${err.message}).`;
     }
@@ -406,15 +453,18 @@ export function mountLobby(root, go) {
               h('summary', {}, h('h2', { id: 'create-h' }, 'New table with your own rules')),
               form)),
           h('section', { class: 'panel recent-panel', 'aria-labelledby': 'recent-h' },
-            h('h2', { id: 'recent-h' }, 'Recent matches'),
+            h('div', { class: 'panel-head' }, h('h2', { id: 'recent-h' }, 'Recent matches'), whoseBtns),
             recentNote, recent)),
       ),
     ),
   );
   refresh();
+  // Signed in (or out) meanwhile: the player's own matches.
+  const unsubscribe = session.subscribe(() => refreshRecent());
 
   return () => {
     alive = false;
+    unsubscribe();
     clearTimeout(timer);
     document.removeEventListener('visibilitychange', onVisible);
   };

@@ -1,5 +1,7 @@
-// What the browser remembers: the player's name, the table looks and, per
-// table, the seat token, the owner token and the last hand whose scoring was shown.
+// What the browser remembers: the device secret of its guest account, the
+// player's name, the table looks and, per table, the seat (with its token
+// when the player sat without an account), the owner token and the last
+// hand whose scoring was shown.
 
 const PREFIX = 'spades.v1.';
 
@@ -22,6 +24,10 @@ function write(key, value) {
 }
 
 export const store = {
+  /** The secret that signs this browser's guest account in (session.js); null before the first game. */
+  device: () => read('device'),
+  setDevice: (secret) => write('device', secret),
+
   name: () => read('name') || '',
   setName: (name) => write('name', name),
 
@@ -33,9 +39,12 @@ export const store = {
   avatar: () => read('looks.avatar'),
   setAvatar: (v) => write('looks.avatar', v),
 
-  /** `{token, seat}` of the seat this browser holds at a table, or null. */
+  /**
+   * `{token, seat}` of the seat this browser holds at a table, or null.
+   * `token` is null for a seat taken as the account: the session finds it.
+   */
   seat: (table) => read(`seat.${table}`),
-  setSeat: (table, token, seat) => write(`seat.${table}`, { token, seat, at: Date.now() }),
+  setSeat: (table, token, seat) => write(`seat.${table}`, { token: token || null, seat, at: Date.now() }),
   dropSeat: (table) => write(`seat.${table}`, null),
 
   /** The owner token of a table this browser created, or null. */

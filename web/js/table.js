@@ -3,7 +3,7 @@
 // updates it in place (so focus and running animations survive).
 
 import { notificationsSupported, setNotify, turnAlert } from './alert.js';
-import { tableStatus } from './api.js';
+import { nameSuggestion, tableStatus } from './api.js';
 import { chatPanel } from './chat.js';
 import { cardName, cardView, fullDeck, sortHand, winningIndex } from './cards.js';
 import { clockRing, mmss, remaining, serverNow, setRing, syncServerTime } from './clock.js';
@@ -18,6 +18,7 @@ import {
   PHASE_NAME, SEATS, SEAT_NAME, TEAM_NAME, TEAMS, botSeatsOpen, matchEndText, num, partnerOf, seatIndex,
 } from './rules.js';
 import { handScoring, handSummary, resultDetail, resultHeadline, scoreSheet } from './scoring.js';
+import { session } from './session.js';
 import { store } from './store.js';
 
 const POSITIONS = ['bottom', 'left', 'top', 'right'];
@@ -74,7 +75,13 @@ function movesInWords(moves) {
 /**
  * Mounts the table `tableId` in `root`. `intent` is `{join: {name, seat}}`
  * (take a seat; with `quick: true` the owner also fills the other seats with
- * bots and starts), `{watch: true}` or null (resume a stored seat, else watch).
+ * bots and starts), `{watch: true}` or null (resume the seat, else watch).
+ *
+ * Signed in (session.js), the page sits and comes back as the account: it
+ * resumes without a token, so a reload, a second tab or a browser whose
+ * stored seat is gone finds the account's seat, and it falls back to a
+ * stored seat token (a seat taken before signing in) when the account has
+ * none here.
  */
 export function mountTable(root, tableId, intent, { setTitle }) {
   const st = {
@@ -188,18 +195,27 @@ export function mountTable(root, tableId, intent, { setTitle }) {
   replace(root, screen);
 
   // ---- connection ------------------------------------------------------
-  // An invitation link: sit down at once (the name asked once, remembered)
-  // unless this browser already holds a seat here.
-  if (st.link && !store.seat(tableId)) {
-    if (store.name()) st.joinIntent = { name: store.name(), seat: st.link.seat || null, invite: st.link.invite };
-  } else {
-    st.link = null;
-  }
+  // An invitation link: sit down at once as the account (or, before the
+  // first game, with the name asked once) unless this browser already
+  // holds a seat here.
+  if (st.link && store.seat(tableId)) st.link = null;
+  const linkJoin = (name) => ({ name, seat: st.link.seat || null, invite: st.link.invite });
 
   const conn = new Connection({
+    async prepare() {
+      // The session the socket's upgrade carries: known, or asked for.
+      const acc = await session.ready();
+      if (acc && st.link && !st.joinIntent) st.joinIntent = linkJoin(acc.name);
+    },
+    onClose(code) {
+      // Signed out (elsewhere, or the session ran out): sign in again first.
+      if (code === 4005) session.forget();
+    },
     attach() {
       const saved = store.seat(tableId);
-      if (saved) return { type: 'resume', table: tableId, token: saved.token };
+      // As the account: the seat it holds here, whatever this browser kept.
+      if (session.account() && !st.joinIntent) return { type: 'resume', table: tableId };
+      if (saved?.token) return { type: 'resume', table: tableId, token: saved.token };
       if (st.joinIntent) {
         const m = { type: 'join', table: tableId, name: st.joinIntent.name };
         if (st.joinIntent.seat) m.seat = st.joinIntent.seat;
@@ -212,6 +228,7 @@ export function mountTable(root, tableId, intent, { setTitle }) {
       // Back at the seat: the first view says what the table played for the
       // player since the last frame this page applied.
       if (reply.type === 'resumed') st.returning = st.seq;
+      if (reply.type === 'resumed' && !store.seat(tableId)) store.setSeat(tableId, null, reply.seat);
       if (reply.type === 'joined') {
         store.setSeat(tableId, reply.token, reply.seat);
         const quick = st.joinIntent?.quick;
@@ -233,6 +250,19 @@ export function mountTable(root, tableId, intent, { setTitle }) {
         st.notice = 'There is no such table (it may have closed).';
         render();
         return null;
+      }
+      if (msg.type === 'resume' && err.code === 'invalid_token' && !msg.token) {
+        // The account holds no seat here: a seat taken before signing in,
+        // else watch (a seat this browser remembered is gone).
+        const saved = store.seat(tableId);
+        if (saved?.token) return { type: 'resume', table: tableId, token: saved.token };
+        if (!saved) return { type: 'watch', table: tableId };
+      }
+      if (msg.type === 'join' && err.code === 'already_seated') {
+        // This account sits here already (another tab sat first): back to it.
+        st.joinIntent = null;
+        st.link = null;
+        return { type: 'resume', table: tableId };
       }
       if (msg.type === 'resume' && err.code === 'invalid_token') {
         store.dropSeat(tableId);
@@ -281,10 +311,13 @@ export function mountTable(root, tableId, intent, { setTitle }) {
   window.addEventListener('beforeunload', onPageHide);
   window.addEventListener('pageshow', onPageShow);
   conn.start();
-  if (st.link && !st.joinIntent) {
-    askName(st.link.seat ? `Play ${SEAT_NAME[st.link.seat]}'s seat` : 'Sit at this table').then((name) => {
+  if (st.link) {
+    // Not signed in yet: the name first (it makes the guest account).
+    session.ready().then(async (acc) => {
+      if (acc || st.gone || st.joinIntent) return;
+      const name = await askName(st.link.seat ? `Play ${SEAT_NAME[st.link.seat]}'s seat` : 'Sit at this table');
       if (!name || st.gone) return;
-      st.joinIntent = { name, seat: st.link.seat || null, invite: st.link.invite };
+      st.joinIntent = linkJoin(name);
       conn.restart();
     });
   }
@@ -785,21 +818,46 @@ export function mountTable(root, tableId, intent, { setTitle }) {
     );
   }
 
-  /** The player's name: the one remembered, or asked once (and remembered). */
+  /**
+   * The player's name: the account's; else the one remembered, or asked
+   * once (a generated one offered), which signs the browser in as a guest
+   * account of that name. A name the server refuses (taken, or like a
+   * taken one) is asked again, with why.
+   */
   async function askName(title) {
-    const known = store.name();
-    if (known) return known;
-    const input = h('input', { type: 'text', maxlength: 24, id: 'sit-name', autocomplete: 'nickname', required: true });
-    const v = await showDialog({
-      id: 'name-dialog',
-      title,
-      body: h('div', { class: 'field' }, h('label', { for: 'sit-name' }, 'Your name at the table'), input),
-      actions: [{ label: 'Just watch', value: null, kind: 'plain' }, { label: 'Sit down', value: 'ok', kind: 'primary' }],
-    });
-    const n = input.value.trim();
-    if (v !== 'ok' || !n) return null;
-    store.setName(n);
-    return n;
+    const acc = session.account();
+    if (acc) return acc.name;
+    let name = store.name();
+    let error = '';
+    if (name) {
+      try {
+        return (await session.playAs(name))?.name || name;
+      } catch (err) {
+        error = err.message;
+      }
+    } else {
+      name = (await nameSuggestion().catch(() => null))?.name || '';
+    }
+    for (;;) {
+      const input = h('input', {
+        type: 'text', maxlength: 24, id: 'sit-name', autocomplete: 'nickname', required: true, value: name,
+        'aria-describedby': 'sit-name-error', 'aria-invalid': error ? 'true' : null,
+      });
+      const v = await showDialog({
+        id: 'name-dialog',
+        title,
+        body: h('div', { class: 'field' }, h('label', { for: 'sit-name' }, 'Your name at the table'), input,
+          h('p', { id: 'sit-name-error', class: 'field-error' }, error)),
+        actions: [{ label: 'Just watch', value: null, kind: 'plain' }, { label: 'Sit down', value: 'ok', kind: 'primary' }],
+      });
+      name = input.value.trim();
+      if (v !== 'ok' || !name || st.gone) return null;
+      try {
+        return (await session.playAs(name))?.name || name;
+      } catch (err) {
+        error = err.message;
+      }
+    }
   }
 
   async function sitAt(seat) {

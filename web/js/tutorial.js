@@ -17,6 +17,7 @@ import { createBidPicker, createHand, refusalSentence } from './hand.js';
 import { paintAvatar } from './looks.js';
 import { SEATS, SEAT_NAME, num, signed } from './rules.js';
 import { handScoring } from './scoring.js';
+import { session } from './session.js';
 import { store } from './store.js';
 
 const POSITIONS = { south: 'bottom', west: 'left', north: 'top', east: 'right' };
@@ -573,7 +574,7 @@ export function mountTutorial(root, go) {
   /** What next, after the hand: the name, Play now against bots, the lobby or the tutorial again. */
   function finish() {
     const nameInput = h('input', {
-      id: 'tut-name', type: 'text', maxlength: 24, autocomplete: 'nickname', value: store.name(), placeholder: 'e.g. Ann', 'aria-describedby': 'tut-name-error',
+      id: 'tut-name', type: 'text', maxlength: 24, autocomplete: 'nickname', value: session.account()?.name || store.name(), placeholder: 'e.g. Ann', 'aria-describedby': 'tut-name-error',
     });
     const nameError = h('p', { class: 'field-error', id: 'tut-name-error' });
     const playNow = h('button', { type: 'button', class: 'btn btn-primary', id: 'tut-play-now' }, 'Play now against bots');
@@ -585,9 +586,18 @@ export function mountTutorial(root, go) {
         nameInput.focus();
         return;
       }
-      nameInput.removeAttribute('aria-invalid');
-      store.setName(name);
       playNow.disabled = true;
+      try {
+        // Signs in as the guest account of that name (session.js), or renames it.
+        await session.playAs(name);
+      } catch (err) {
+        nameError.textContent = err.message;
+        nameInput.setAttribute('aria-invalid', 'true');
+        nameInput.focus();
+        playNow.disabled = false;
+        return;
+      }
+      nameInput.removeAttribute('aria-invalid');
       nameError.textContent = '';
       try {
         const created = await createTable(`${name}'s table`, {});

@@ -16,7 +16,7 @@ export function chatTests(suite) {
     const c = await openPage(browser, stack.url);
     const b = await openPage(browser, stack.url);
     try {
-      const id = await createFromLobby(a.page, { player: 'Ann', table: 'Chatty', options: { seat: 'north' } });
+      const id = await createFromLobby(a.page, { player: 'Aino', table: 'Chatty', options: { seat: 'north' } });
       // Cy sits at East; Bea watches.
       await c.page.addInitScript(() => localStorage.setItem('spades.v1.name', JSON.stringify('Cy')));
       await c.page.goto(`/#/table/${id}`);
@@ -34,7 +34,7 @@ export function chatTests(suite) {
       await c.page.click('#btn-chat');
       await c.page.waitForFunction(() => document.querySelectorAll('#chat-log .chat-msg').length === 1);
       assert.deepEqual(await texts(c.page), ['Nice nil!']);
-      assert.equal(await c.page.textContent('#chat-log .chat-who'), 'Ann (North):');
+      assert.equal(await c.page.textContent('#chat-log .chat-who'), 'Aino (North):');
 
       // Free text with markup in it: shown as text, nothing runs.
       const html = '<img src=x onerror="window.pwned=1"><b>gg</b>';
@@ -64,7 +64,7 @@ export function chatTests(suite) {
       assert.match(await b.page.textContent('#chat-note'), /Spectators only read/);
       await assertAccessible(assert, c.page, 'the chat', '#chat-panel');
 
-      // Cy mutes North: Ann's next message is hidden for Cy, not for Bea.
+      // Cy mutes North: Aino's next message is hidden for Cy, not for Bea.
       await c.page.check('#chat-mute-north');
       assert.deepEqual(await texts(c.page), [], 'the muted seat\'s messages are hidden');
       assert.deepEqual(JSON.parse(await c.page.evaluate((t) => localStorage.getItem(`spades.v1.mute.${t}`), id)), ['north']);
@@ -73,7 +73,7 @@ export function chatTests(suite) {
       await c.page.waitForFunction(() => document.querySelectorAll('#chat-log .chat-msg').length === 3);
       assert.deepEqual(await texts(c.page), []);
       assert.deepEqual(await texts(b.page), ['Nice nil!', html, 'Sorry, partner']);
-      // Cy still writes, and Ann sees it.
+      // Cy still writes, and Aino sees it.
       await c.page.click('.chat-phrase:has-text("Good game")');
       await a.page.waitForFunction(() => [...document.querySelectorAll('#chat-log .chat-text')].some((e) => e.textContent === 'Good game'));
 

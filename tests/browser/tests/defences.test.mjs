@@ -56,7 +56,7 @@ export function defenceTests(suite) {
       // whatever means does not run.
       const { page } = p;
       await page.goto('/');
-      await createFromLobby(page, { player: 'Ann', table: 'Defended' });
+      await createFromLobby(page, { player: 'Dora', table: 'Defended' });
       const blocked = await page.evaluate(() => new Promise((resolve) => {
         const seen = [];
         document.addEventListener('securitypolicyviolation', (e) => {

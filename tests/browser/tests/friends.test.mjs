@@ -86,9 +86,9 @@ export function friendTests(suite) {
     const leaver = await openPage(browser, stack.url);
     const newcomer = await openPage(browser, stack.url);
     try {
-      const id = await createFromLobby(owner.page, { player: 'Olga', table: 'Hand over', options: { seat: 'south' } });
+      const id = await createFromLobby(owner.page, { player: 'Oona', table: 'Hand over', options: { seat: 'south' } });
       await leaver.page.goto(`/#/table/${id}/join`);
-      await leaver.page.fill('#sit-name', 'Lou');
+      await leaver.page.fill('#sit-name', 'Luz');
       await leaver.page.click('dialog#name-dialog [data-action="ok"]');
       await leaver.page.waitForSelector('.table-screen .seat.me');
       const seat = await leaver.page.getAttribute('.seat.me', 'data-seat');

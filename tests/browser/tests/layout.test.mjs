@@ -241,7 +241,7 @@ export function layoutTests(suite) {
       friend = await openPage(browser, stack.url, { viewport: { width: 390, height: 844 }, hasTouch: true });
       await friend.page.goto((await page.inputValue('#invite-link')).replace(new URL(stack.url).origin, ''));
       await friend.page.waitForSelector('dialog#name-dialog[open]');
-      await friend.page.fill('#sit-name', 'Bea');
+      await friend.page.fill('#sit-name', 'Bette');
       await friend.page.click('dialog#name-dialog [data-action="ok"]');
       await friend.page.waitForSelector('.table-screen .seat.me');
       await friend.page.waitForSelector('#invite');

@@ -150,14 +150,14 @@ export function looksTests(suite) {
         ['large', 'blue', 'fox']);
 
       // A table with bots: the deck, the table and the avatar apply there.
-      await createFromLobby(page, { player: 'Ann', table: 'Looks', options: { tempo: 'relaxed' } });
+      await createFromLobby(page, { player: 'Anouk', table: 'Looks', options: { tempo: 'relaxed' } });
       assert.deepEqual(await looksOf(page), { cards: 'large', felt: 'blue', avatar: 'fox' }, 'kept on the way to the table');
       await fillBotsAndStart(page);
       await page.waitForFunction(() => document.querySelectorAll('#hand .card').length === 13, null, { timeout: 20000 });
       await assertFourColourDeck(page, 'at the table');
       await assertFelt(page, 'blue', 'at the table');
       assert.equal(await page.$eval('.felt', (e) => getComputedStyle(e).borderTopColor), 'rgb(38, 50, 65)', 'the blue table has its own rim');
-      await assertAvatars(page, 'fox', 'Ann', 'at the table');
+      await assertAvatars(page, 'fox', 'Anouk', 'at the table');
       // The other seats' pictures come from their names: the same on every draw.
       const seatLooks = () => page.$$eval('.seat:not(.me) .avatar', (els) => els.map((e) => e.dataset.look));
       // At 1366×768 the button sits clear of the table's toolbar.
@@ -170,7 +170,7 @@ export function looksTests(suite) {
       // Changed at the table with the mouse: the seats repaint at once.
       await choose(page, { felt: 'wood', avatar: 'owl' });
       await assertFelt(page, 'wood', 'dark wood');
-      await assertAvatars(page, 'owl', 'Ann', 'after choosing the owl');
+      await assertAvatars(page, 'owl', 'Anouk', 'after choosing the owl');
       const others = await seatLooks();
       await shot(page, 'looks-table.png');
 
@@ -181,7 +181,7 @@ export function looksTests(suite) {
       assert.deepEqual(await looksOf(page), { cards: 'large', felt: 'wood', avatar: 'owl' }, 'remembered over a reload');
       await assertFourColourDeck(page, 'after the reload');
       await assertFelt(page, 'wood', 'after the reload');
-      await assertAvatars(page, 'owl', 'Ann', 'after the reload');
+      await assertAvatars(page, 'owl', 'Anouk', 'after the reload');
       assert.deepEqual(await seatLooks(), others, 'the other seats keep their pictures over a reload');
 
       // Bid and wait for the turn to play: the bots' cards lie on the table.
@@ -192,7 +192,7 @@ export function looksTests(suite) {
       await choose(page, { avatar: 'initials' });
       const texts = await page.$$eval('.seat .avatar', (els) => els.map((e) => ({ text: e.textContent, pic: !!e.querySelector('svg') })));
       assert.ok(texts.every((t) => !t.pic && t.text.length >= 1 && t.text.length <= 2), `initials at every seat: ${JSON.stringify(texts)}`);
-      assert.ok(texts.some((t) => t.text === 'AN'), "Ann's initials");
+      assert.ok(texts.some((t) => t.text === 'AN'), "Anouk's initials");
 
       // axe with every card design on every table.
       for (const cards of ['classic', 'large', 'simple']) {
@@ -223,7 +223,7 @@ export function looksTests(suite) {
     const p = await openPage(browser, stack.url, { viewport: { width: 390, height: 844 }, hasTouch: true });
     const { page } = p;
     try {
-      await createFromLobby(page, { player: 'Pia', table: 'Looks phone', options: { tempo: 'relaxed' } });
+      await createFromLobby(page, { player: 'Pim', table: 'Looks phone', options: { tempo: 'relaxed' } });
       await fillBotsAndStart(page);
       await page.waitForFunction(() => document.querySelectorAll('#hand .card').length === 13, null, { timeout: 20000 });
       const btn = await page.locator('#btn-looks').boundingBox();
@@ -244,7 +244,7 @@ export function looksTests(suite) {
       await page.waitForSelector('dialog#looks', { state: 'detached' });
       await assertFourColourDeck(page, 'on the phone');
       await assertFelt(page, 'red', 'on the phone');
-      await assertAvatars(page, 'cat', 'Pia', 'on the phone');
+      await assertAvatars(page, 'cat', 'Pim', 'on the phone');
       assert.ok(await page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth), 'no horizontal scroll');
       // Every card of the hand is inside the screen.
       const boxes = await page.$$eval('#hand .card', (els) => els.map((e) => e.getBoundingClientRect().toJSON()));
@@ -268,7 +268,7 @@ export function looksTests(suite) {
       pic: s.querySelector('.avatar svg.avatar-pic')?.dataset.avatar ?? null,
     }])));
     try {
-      const id = await createFromLobby(page, { player: 'Ann', table: 'Own pictures', options: { seat: 'south' } });
+      const id = await createFromLobby(page, { player: 'Annika', table: 'Own pictures', options: { seat: 'south' } });
       await page.click('#btn-add-bots');
       await page.waitForSelector('#btn-start:not([disabled])');
       watcher = await openPage(browser, stack.url, { viewport: { width: 1366, height: 768 } });
@@ -276,11 +276,11 @@ export function looksTests(suite) {
       await watcher.page.waitForSelector('.table-screen[data-role="spectator"] .seat .seat-name');
       for (const design of PICTURES) {
         await choose(page, { avatar: design });
-        await assertAvatars(page, design, 'Ann', `Ann with the ${design}`);
+        await assertAvatars(page, design, 'Annika', `Annika with the ${design}`);
         const seen = await pictures(page);
         assert.equal(seen.south.pic, design);
         for (const seat of ['north', 'east', 'west']) {
-          assert.notEqual(seen[seat].pic, design, `Ann with the ${design}: ${seat} does not show it too (${JSON.stringify(seen)})`);
+          assert.notEqual(seen[seat].pic, design, `Annika with the ${design}: ${seat} does not show it too (${JSON.stringify(seen)})`);
         }
         // A spectator's choice is at no seat; the four seats differ.
         await choose(watcher.page, { avatar: design });
