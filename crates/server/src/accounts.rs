@@ -20,7 +20,7 @@ use uuid::Uuid;
 use crate::config::AccountsConfig;
 use crate::error::AppError;
 use crate::storage::{AccountRow, AccountStore, Created, NameHolder, NewGuest, Rename, Renamed, SessionRow};
-use crate::text::{PLAYER_NAME_MAX, clean_name, name_key, name_skeleton};
+use crate::text::{NAME_SKELETON_RULE, PLAYER_NAME_MAX, clean_name, name_key, name_skeleton};
 use crate::time::now_ms;
 use crate::token::{TokenHash, new_token};
 
@@ -496,6 +496,22 @@ impl Accounts {
             }
         }
         Err(AppError::internal("no free name was found: try again"))
+    }
+
+    /// Makes the stored name skeletons of an older rule again under the
+    /// current one ([`NAME_SKELETON_RULE`]); run once at start-up, before
+    /// the first sweep. Failing, the rows stay for the next start.
+    pub async fn rekey_names(&self) {
+        match self.store.rekey_names(NAME_SKELETON_RULE, &name_skeleton).await {
+            Ok((0, 0)) => {}
+            Ok((moved, clashed)) => {
+                info!(moved, clashed, "names re-keyed under the current look-alike rule");
+                if clashed > 0 {
+                    warn!(clashed, "names that now look like another account's keep their older key");
+                }
+            }
+            Err(e) => warn!(error = %e, "names of an older look-alike rule could not be re-keyed"),
+        }
     }
 
     /// Forgets expired sessions and names no longer kept.

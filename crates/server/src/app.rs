@@ -220,9 +220,11 @@ pub async fn serve_with(
         }
     };
     // Rate-limit bookkeeping stays small: forget quiet addresses; and
-    // expired sessions and names no longer kept go.
+    // expired sessions and names no longer kept go (names stored under an
+    // older look-alike rule are first made again).
     let housekeeping = Arc::clone(&state);
     tokio::spawn(async move {
+        housekeeping.accounts.rekey_names().await;
         let mut tick = tokio::time::interval(Duration::from_secs(60));
         loop {
             tokio::select! {

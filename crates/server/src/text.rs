@@ -50,12 +50,28 @@ pub fn name_key(name: &str) -> String {
     folded.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
-/// The confusable skeleton of a name's [`name_key`] (Unicode UTS 39):
-/// names that look alike have one skeleton ("Ann" with a Cyrillic "а",
-/// "rn" and "m", "l" and "1"). Two display names are the same name when
-/// their skeletons are equal.
+/// The rule [`name_skeleton`] follows, kept with each stored skeleton so
+/// that rows made under an older rule are made again at start-up
+/// (`Accounts::rekey_names`): 1, the skeleton of the [`name_key`]; 2, the
+/// skeleton taken before case folding too.
+pub const NAME_SKELETON_RULE: i64 = 2;
+
+/// The confusable skeleton of a name (Unicode UTS 39): names that look
+/// alike have one skeleton ("Ann" with a Cyrillic "а", "rn" and "m", "l"
+/// and "1"). Two display names are the same name when their skeletons are
+/// equal.
+///
+/// Some letters look like a Latin one in one case only: the Cyrillic
+/// capital "М" is an "M", its small "м" like no Latin letter; "rn" is an
+/// "m" only in small letters. So the skeleton is taken twice: of the name
+/// in capitals (every case of it alike), then of that folded as
+/// [`name_key`] folds. Taking it of the folded name alone would let "Маrlo"
+/// pass for "Marlo".
 pub fn name_skeleton(name: &str) -> String {
-    unicode_security::confusable_detection::skeleton(&name_key(name)).collect()
+    use unicode_security::confusable_detection::skeleton;
+    let capitals: String = name.nfkc().collect::<String>().to_uppercase();
+    let first: String = skeleton(&capitals).collect();
+    skeleton(&name_key(&first)).collect()
 }
 
 #[cfg(test)]
@@ -80,6 +96,9 @@ mod tests {
         assert!(same("Ann", "ann"));
         assert!(same("Ann", "ANN"));
         assert!(same("Ann", "\u{0410}nn"), "Cyrillic capital A");
+        assert!(same("Marlo", "\u{041c}\u{0430}rlo"), "Cyrillic capital Em and small a");
+        assert!(same("marlo", "\u{041c}arlo"), "a capital that looks Latin only as a capital");
+        assert!(same("PAUL", "\u{0420}\u{0410}UL"), "Cyrillic capitals Er and A");
         assert!(same("ann", "\u{0430}nn"), "Cyrillic small a");
         assert!(same("Bern", "Bem"), "rn looks like m");
         assert!(same("Paul", "Pau1"), "1 looks like l");

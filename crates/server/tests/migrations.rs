@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 use spades_engine::{Action, HandResult, Legal, Match, MatchEnd, Rules, Seat};
 use spades_protocol::{ActionSource, TableOptions};
 use spades_server::storage::{ActionRecord, Journal};
+use spades_server::text::{NAME_SKELETON_RULE, name_skeleton};
 use sqlx::migrate::Migrator;
 use sqlx::postgres::PgPoolOptions;
 use sqlx::sqlite::{SqliteConnectOptions, SqlitePoolOptions};
@@ -168,7 +169,7 @@ async fn insert_shaped(db: &Db, stage: usize, id: Uuid, p: &Played) {
                 .await;
             }
         }
-        2..=8 => {
+        2..=9 => {
             // Migration 3 adds the cluster's lease columns (empty for a
             // single server); from migration 4 on, a fair match's seeds
             // (JSON). Migration 5 changes an index and a storage parameter
@@ -235,9 +236,12 @@ async fn insert_shaped(db: &Db, stage: usize, id: Uuid, p: &Played) {
             lit(&format!("Player v{stage}"))
         ))
         .await;
+        // From stage 9 on, the row says which rule made its skeleton: rows
+        // of the older rule are made again at start-up (checked below).
+        let (rule_column, rule) = if stage >= 9 { (", rule", ", 2") } else { ("", "") };
         db.exec(&format!(
-            "INSERT INTO account_names (skeleton, account_id, name) VALUES ({}, {id_lit}, {})",
-            lit(&format!("player v{stage}")),
+            "INSERT INTO account_names (skeleton, account_id, name{rule_column}) VALUES ({}, {id_lit}, {}{rule})",
+            lit(&format!("skeleton v{stage}")),
             lit(&format!("Player v{stage}"))
         ))
         .await;
@@ -332,7 +336,7 @@ async fn every_stage_survives(kind: &str, db: Db, url: &str, data_dir: &Path) {
             assert_eq!((account.id, account.name), (*id, format!("Player v{stage}")), "{kind}");
             let (session, _) = accounts.session(&format!("session-{id}")).await.unwrap().unwrap();
             assert_eq!(session.account, *id, "{kind}");
-            let holder = accounts.name_holder(&format!("player v{stage}"), 0).await.unwrap().unwrap();
+            let holder = accounts.name_holder(&format!("skeleton v{stage}"), 0).await.unwrap().unwrap();
             assert_eq!(holder.account, *id, "{kind}");
         }
         // The summary columns are filled in for rows written before them.
@@ -359,6 +363,28 @@ async fn every_stage_survives(kind: &str, db: Db, url: &str, data_dir: &Path) {
         };
         journal.append(*id, next).await.unwrap();
         assert_eq!(journal.get(*id).await.unwrap().unwrap().actions.len(), p.actions.len() + 1);
+    }
+    // Name skeletons of an older rule are made again (once), under the
+    // current one; rows of the current rule are left as they are.
+    let accounts = journal.accounts();
+    let rekeyed = accounts.rekey_names(NAME_SKELETON_RULE, &name_skeleton).await.unwrap();
+    let older = written.iter().filter(|(stage, ..)| (7..9).contains(stage)).count();
+    assert_eq!(rekeyed, (older, 0), "{kind}: rows re-keyed, and conflicts");
+    assert_eq!(
+        accounts.rekey_names(NAME_SKELETON_RULE, &name_skeleton).await.unwrap(),
+        (0, 0),
+        "{kind}: once"
+    );
+    for (stage, id, _) in written.iter().filter(|(stage, ..)| *stage >= 7) {
+        let name = format!("Player v{stage}");
+        let (found, stale) = if *stage < 9 {
+            (name_skeleton(&name), format!("skeleton v{stage}"))
+        } else {
+            (format!("skeleton v{stage}"), name_skeleton(&name))
+        };
+        let holder = accounts.name_holder(&found, 0).await.unwrap();
+        assert_eq!(holder.map(|h| h.account), Some(*id), "{kind} stage {stage}: {found:?}");
+        assert!(accounts.name_holder(&stale, 0).await.unwrap().is_none(), "{kind} stage {stage}: {stale:?}");
     }
 }
 

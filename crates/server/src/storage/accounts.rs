@@ -20,6 +20,7 @@ use uuid::Uuid;
 
 use super::StorageError;
 use super::sql::Pool;
+use crate::text::NAME_SKELETON_RULE;
 
 /// An account as stored.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -353,6 +354,53 @@ impl AccountStore {
         }
     }
 
+    /// Makes again the skeletons of the names stored under a rule older
+    /// than `rule`, with `skeleton` (the current rule). Answers how many
+    /// rows took a new skeleton and how many could not, their new skeleton
+    /// being another row's already (two names an older rule told apart,
+    /// which now look alike: both are kept, the later one under its old
+    /// skeleton). Safe to run on several nodes at once: each row moves
+    /// once.
+    ///
+    /// # Errors
+    /// When the database fails.
+    pub async fn rekey_names(
+        &self,
+        rule: i64,
+        skeleton: &(dyn Fn(&str) -> String + Sync),
+    ) -> Result<(usize, usize), StorageError> {
+        let rows = self
+            .run("reading names of an older rule", |pool| async move {
+                match pool {
+                    Pool::Sqlite(p) => sqlite::names_of_rule_before(&p, rule).await,
+                    Pool::Postgres(p) => pg::names_of_rule_before(&p, rule).await,
+                }
+            })
+            .await?;
+        let (mut moved, mut clashed) = (0, 0);
+        for (old, name) in rows {
+            let new = skeleton(&name);
+            let (old, new) = (old.as_str(), new.as_str());
+            let done = self
+                .run("re-keying a name", |pool| async move {
+                    match pool {
+                        Pool::Sqlite(p) => sqlite::rekey_name(&p, old, new, rule).await,
+                        Pool::Postgres(p) => pg::rekey_name(&p, old, new, rule).await,
+                    }
+                })
+                .await?;
+            if old == new {
+                continue;
+            }
+            if done {
+                moved += 1;
+            } else {
+                clashed += 1;
+            }
+        }
+        Ok((moved, clashed))
+    }
+
     /// Stores a new session.
     ///
     /// # Errors
@@ -521,12 +569,13 @@ macro_rules! backend {
                     .execute(&mut *tx)
                     .await?;
                 let named = sqlx::query(
-                    "INSERT INTO account_names (skeleton, account_id, name) VALUES ($1, $2, $3) \
+                    "INSERT INTO account_names (skeleton, account_id, name, rule) VALUES ($1, $2, $3, $4) \
                      ON CONFLICT (skeleton) DO NOTHING",
                 )
                 .bind(new.skeleton)
                 .bind(&id)
                 .bind(new.name)
+                .bind(NAME_SKELETON_RULE)
                 .execute(&mut *tx)
                 .await?;
                 if named.rows_affected() == 0 {
@@ -595,25 +644,30 @@ macro_rules! backend {
                 .execute(&mut *tx)
                 .await?;
                 let named = sqlx::query(
-                    "INSERT INTO account_names (skeleton, account_id, name) VALUES ($1, $2, $3) \
+                    "INSERT INTO account_names (skeleton, account_id, name, rule) VALUES ($1, $2, $3, $4) \
                      ON CONFLICT (skeleton) DO NOTHING",
                 )
                 .bind(r.skeleton)
                 .bind(&id)
                 .bind(r.name)
+                .bind(NAME_SKELETON_RULE)
                 .execute(&mut *tx)
                 .await?;
                 if named.rows_affected() == 0 {
                     tx.rollback().await?;
                     return Ok(Step::NameTaken);
                 }
+                // The name given up: the account's one row in use but the
+                // new one (found by the account, not by a skeleton made
+                // again, which an older look-alike rule may have made
+                // differently).
                 sqlx::query(
                     "UPDATE account_names SET kept_until = $1 \
-                     WHERE skeleton = $2 AND account_id = $3 AND kept_until IS NULL",
+                     WHERE account_id = $2 AND kept_until IS NULL AND skeleton <> $3",
                 )
                 .bind(ms(r.keep_until_ms))
-                .bind(r.old_skeleton)
                 .bind(&id)
+                .bind(r.skeleton)
                 .execute(&mut *tx)
                 .await?;
                 tx.commit().await?;
@@ -713,6 +767,45 @@ macro_rules! backend {
                     }
                 };
                 Ok(rows.into_iter().map(|(id,)| id).collect())
+            }
+
+            pub(super) async fn names_of_rule_before(
+                pool: &$pool,
+                rule: i64,
+            ) -> Result<Vec<(String, String)>, sqlx::Error> {
+                sqlx::query_as("SELECT skeleton, name FROM account_names WHERE rule < $1")
+                    .bind(rule)
+                    .fetch_all(pool)
+                    .await
+            }
+
+            /// Gives a row its skeleton under `rule`: `Ok(false)` when
+            /// another row holds that skeleton already (the row then only
+            /// says it was seen under `rule`).
+            pub(super) async fn rekey_name(
+                pool: &$pool,
+                old: &str,
+                new: &str,
+                rule: i64,
+            ) -> Result<bool, sqlx::Error> {
+                let moved = sqlx::query(
+                    "UPDATE account_names SET skeleton = $1, rule = $2 WHERE skeleton = $3 AND rule < $2 \
+                     AND NOT EXISTS (SELECT 1 FROM account_names o WHERE o.skeleton = $1 AND o.skeleton <> $3)",
+                )
+                .bind(new)
+                .bind(rule)
+                .bind(old)
+                .execute(pool)
+                .await?;
+                if moved.rows_affected() > 0 {
+                    return Ok(true);
+                }
+                let seen = sqlx::query("UPDATE account_names SET rule = $1 WHERE skeleton = $2 AND rule < $1")
+                    .bind(rule)
+                    .bind(old)
+                    .execute(pool)
+                    .await?;
+                Ok(seen.rows_affected() == 0)
             }
 
             pub(super) async fn sweep(pool: &$pool, now_ms: u64) -> Result<(), sqlx::Error> {

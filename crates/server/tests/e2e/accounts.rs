@@ -133,6 +133,7 @@ async fn a_first_visit_makes_a_guest_and_the_device_signs_in_again() {
 async fn names_are_unique_after_case_folding_and_confusables() {
     let server = spawn_server(config()).await;
     bearer(&server, 1, "Ann").await;
+    bearer(&server, 3, "Marlo").await;
     let cases = [
         ("ann", "\u{201c}ann\u{201d} is taken: choose another name"),
         ("  ANN ", "\u{201c}ANN\u{201d} is taken: choose another name"),
@@ -141,6 +142,12 @@ async fn names_are_unique_after_case_folding_and_confusables() {
             "\u{0410}nn",
             "\u{201c}\u{0410}nn\u{201d} looks like \u{201c}Ann\u{201d}, which is taken: choose another name",
         ),
+        // A Cyrillic capital Em: like an M only as a capital.
+        (
+            "\u{041c}arlo",
+            "\u{201c}\u{041c}arlo\u{201d} looks like \u{201c}Marlo\u{201d}, which is taken: choose another name",
+        ),
+        ("MARLO", "\u{201c}MARLO\u{201d} is taken: choose another name"),
     ];
     for (n, (name, says)) in (10..).zip(cases) {
         let a = guest(&server, json!({"device_secret": secret(n), "name": name})).await;
