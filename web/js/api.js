@@ -74,5 +74,8 @@ export const nameSuggestion = () => call('GET', '/names/suggestion');
 /** The account's sessions, the last used first (`SessionInfo[]`). */
 export const listSessions = () => call('GET', '/me/sessions');
 
+/** A session of the account for another client (a terminal), labelled `client`: `{session, token}`, the token shown once. */
+export const issueSession = (client) => call('POST', '/me/sessions', client ? { client } : {});
+
 /** Signs one session out (its id, or `current`). */
 export const endSession = (id) => call('DELETE', `/me/sessions/${encodeURIComponent(id)}`);

@@ -1,8 +1,9 @@
 // The player's account page (#/me): the name and renaming it, the sessions
-// signed in to the account (each may be signed out), and the account's
-// finished matches. docs/web-client.md, "The player's account".
+// signed in to the account (each may be signed out), a token that signs a
+// terminal in as the account, and the account's finished matches.
+// docs/web-client.md, "The player's account".
 
-import { endSession, listMatches, listSessions } from './api.js';
+import { endSession, issueSession, listMatches, listSessions } from './api.js';
 import { announce, h, replace } from './dom.js';
 import { session } from './session.js';
 
@@ -45,7 +46,70 @@ export function mountMe(root, { setTitle }) {
     ]);
     if (!alive) return;
     status.textContent = '';
-    replace(body, [nameSection(acc), sessionsSection(sessions), matchesSection(matches)]);
+    sessionsBox = sessionsSection(sessions);
+    replace(body, [nameSection(acc), sessionsBox, tokenSection(), matchesSection(matches)]);
+  }
+
+  /** The sessions' section, drawn again in place (the rest of the page stays). */
+  let sessionsBox = null;
+  async function refreshSessions() {
+    const sessions = await listSessions().catch((err) => err);
+    if (!alive || !sessionsBox) return;
+    const next = sessionsSection(sessions);
+    sessionsBox.replaceWith(next);
+    sessionsBox = next;
+  }
+
+  /** A copy box: a read-only field and its Copy button. */
+  function copyField(id, label, text) {
+    const input = h('input', { type: 'text', readonly: true, id, value: text, class: 'copy-input' });
+    const said = h('span', { class: 'muted small', role: 'status' });
+    const btn = h('button', {
+      type: 'button', class: 'btn btn-small btn-plain', 'aria-label': `Copy ${label.toLowerCase()}`,
+      onclick: async () => {
+        try {
+          await navigator.clipboard.writeText(text);
+          said.textContent = 'Copied.';
+        } catch {
+          input.select();
+          said.textContent = 'Select the text and copy it.';
+        }
+      },
+    }, 'Copy');
+    return h('div', { class: 'field' }, h('label', { for: id }, label), h('div', { class: 'copy-row' }, input, btn), said);
+  }
+
+  function tokenSection() {
+    const label = h('input', { id: 'me-token-label', name: 'client', type: 'text', maxlength: 40, placeholder: 'Terminal on my laptop', 'aria-describedby': 'me-token-error' });
+    const error = h('p', { id: 'me-token-error', class: 'field-error', role: 'alert' });
+    const shown = h('div', { id: 'me-token', class: 'me-token', hidden: true });
+    const button = h('button', { type: 'submit', class: 'btn btn-plain', id: 'me-make-token' }, 'Make a token');
+    const form = h('form', { class: 'me-name-form', novalidate: true },
+      h('div', { class: 'field' }, h('label', { for: 'me-token-label' }, 'What it is for'), label), error, button);
+    form.addEventListener('submit', async (e) => {
+      e.preventDefault();
+      button.disabled = true;
+      error.textContent = '';
+      try {
+        const made = await issueSession(label.value.trim() || null);
+        replace(shown, [
+          h('p', {}, h('strong', {}, 'Copy it now: it is shown only this once.'), ' Anyone who has it plays as you until you sign it out above.'),
+          copyField('me-token-value', 'Token', made.token),
+          copyField('me-token-command', 'In a terminal', `spades-tui --url ${location.origin} --token ${made.token}`),
+        ]);
+        shown.hidden = false;
+        label.value = '';
+        announce('Token made: copy it now, it is shown once.');
+        refreshSessions();
+      } catch (err) {
+        error.textContent = err.message;
+      }
+      button.disabled = false;
+    });
+    return h('section', { class: 'me-section', 'aria-labelledby': 'me-token-h' },
+      h('h3', { id: 'me-token-h' }, 'Play from a terminal or another machine'),
+      h('p', { class: 'muted small' }, 'A token signs a program in as you: the terminal client (spades-tui --token), or one of your own. It is a session like this browser\'s, listed above and signed out there.'),
+      form, shown);
   }
 
   function nameSection(acc) {
@@ -95,7 +159,7 @@ export function mountMe(root, { setTitle }) {
       try {
         for (const id of ids) await endSession(id);
         announce(ids.length === 1 ? 'Signed out.' : `Signed out of ${ids.length} sessions.`);
-        load();
+        refreshSessions();
       } catch (err) {
         said.textContent = `Could not sign out: ${err.message}`;
         btn.disabled = false;
@@ -113,7 +177,7 @@ export function mountMe(root, { setTitle }) {
     });
     const all = others.length > 1 ? h('button', { type: 'button', class: 'btn btn-small btn-plain', id: 'me-sign-out-others' }, 'Sign out everywhere else') : null;
     all?.addEventListener('click', () => signOut(others.map((s) => s.id), all));
-    return h('section', { class: 'me-section', 'aria-labelledby': 'me-sessions-h' }, head,
+    return h('section', { class: 'me-section', id: 'me-sessions', 'aria-labelledby': 'me-sessions-h' }, head,
       h('p', { class: 'muted small' }, 'Each browser or program signed in to this account. Signing one out closes its tables\' connections at once; it can no longer play as you.'),
       h('ul', { class: 'session-list', id: 'session-list' }, rows), all, said);
   }

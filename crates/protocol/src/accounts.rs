@@ -140,6 +140,34 @@ pub struct RenameAccount {
     pub name: String,
 }
 
+/// `POST /api/v1/me/sessions`: a new session of the signed-in account for
+/// another client (a terminal, another machine), its token shown once.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct NewSession {
+    /// What the session is for, shown as its client in the list of
+    /// sessions ("Terminal on my laptop"): 1 to 40 characters; absent:
+    /// "Token made in a browser".
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client: Option<String>,
+}
+
+/// The answer of `POST /api/v1/me/sessions`: the session and its token.
+#[derive(Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+pub struct IssuedSession {
+    /// The new session.
+    pub session: SessionInfo,
+    /// Its token (64 hex digits), for `Authorization: Bearer`; shown once,
+    /// never again.
+    pub token: String,
+}
+
+impl std::fmt::Debug for IssuedSession {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("IssuedSession").field("session", &self.session).field("token", &"<secret>").finish()
+    }
+}
+
 /// `GET /api/v1/names/suggestion`: a generated name nobody holds now.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 pub struct NameSuggestion {

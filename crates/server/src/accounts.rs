@@ -30,6 +30,9 @@ const TOUCH_EVERY_MS: u64 = 60_000;
 /// The longest `User-Agent` kept with a session, in characters.
 const CLIENT_MAX: usize = 120;
 
+/// The longest label of a session made for another client.
+pub const SESSION_LABEL_MAX: usize = 40;
+
 /// A request's signed-in account and session, found once per request or
 /// connection.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -332,6 +335,36 @@ impl Accounts {
         };
         let (signed_in, token) = self.new_session(account, who).await?;
         Ok((signed_in, token, created))
+    }
+
+    /// A new session of the signed-in account for another client (a
+    /// terminal): named `client` in the list of sessions, made from
+    /// `address`. Its token is answered once.
+    ///
+    /// # Errors
+    /// A label that is empty, too long or hides characters
+    /// (`invalid_name`); storage.
+    pub async fn issue_session(
+        &self,
+        who: &SignedIn,
+        client: Option<&str>,
+        address: IpAddr,
+    ) -> Result<(SessionRow, SessionToken), AppError> {
+        let client = match client {
+            Some(raw) => clean_name(raw, SESSION_LABEL_MAX).ok_or_else(|| {
+                AppError::new(
+                    ErrorCode::InvalidName,
+                    format!(
+                        "the label must be 1 to {SESSION_LABEL_MAX} characters, without control or invisible characters"
+                    ),
+                )
+            })?,
+            None => "Token made in a browser".to_owned(),
+        };
+        let (signed_in, token) =
+            self.new_session(who.account.clone(), &Requester { client, address }).await?;
+        info!(account = %who.account.id, session = %signed_in.session.id, "session token made for another client");
+        Ok((signed_in.session, token))
     }
 
     async fn new_session(

@@ -30,7 +30,7 @@ use axum::extract::{ConnectInfo, FromRequest, FromRequestParts, Request};
 use axum::http::request::Parts;
 use axum::http::{HeaderMap, StatusCode, header};
 use serde::de::DeserializeOwned;
-use spades_protocol::{CreateTable, ErrorCode, GuestSignIn, RenameAccount};
+use spades_protocol::{CreateTable, ErrorCode, GuestSignIn, NewSession, RenameAccount};
 
 use crate::accounts::SignedIn;
 use crate::admission::{Limits, origin_allowed};
@@ -185,6 +185,16 @@ impl JsonRequest for GuestSignIn {
     const NOUN: &'static str = "sign-in";
     const A_NOUN: &'static str = "a sign-in";
     const EXAMPLE: &'static str = "{\"device_secret\": \"<32 to 128 characters>\", \"name\": \"Ann\"}";
+}
+
+impl JsonRequest for NewSession {
+    const NOUN: &'static str = "session";
+    const A_NOUN: &'static str = "a session";
+    const EXAMPLE: &'static str = "{\"client\": \"Terminal on my laptop\"}";
+
+    fn empty() -> Option<Self> {
+        Some(NewSession::default())
+    }
 }
 
 impl JsonRequest for RenameAccount {

@@ -35,6 +35,7 @@ use crate::{people, rest};
         people::me,
         people::rename,
         people::sessions,
+        people::issue_session,
         people::sign_out_everywhere,
         people::sign_out,
     ),
@@ -131,12 +132,19 @@ fn describe_limits(doc: &mut Value) {
     if let Some(name) = doc.pointer_mut("/components/schemas/CreateTable/properties/name") {
         name["pattern"] = json!(TABLE_NAME_PATTERN);
     }
+    // A session's label: the table name's rule (at most 40 characters).
+    if let Some(label) = doc.pointer_mut("/components/schemas/NewSession/properties/client") {
+        label["pattern"] = json!(TABLE_NAME_PATTERN);
+    }
     // A player's name: the same rule, at most PLAYER_NAME_MAX characters.
     let player = TABLE_NAME_PATTERN.replace("{0,38}", &format!("{{0,{}}}", crate::text::PLAYER_NAME_MAX - 2));
     for schema in ["GuestSignIn", "RenameAccount"] {
         if let Some(name) = doc.pointer_mut(&format!("/components/schemas/{schema}/properties/name")) {
             name["pattern"] = json!(player);
         }
+    }
+    if let Some(body) = doc.pointer_mut("/paths/~1api~1v1~1me~1sessions/post/requestBody") {
+        body["required"] = json!(false);
     }
     if let Some(body) = doc.pointer_mut("/paths/~1api~1v1~1tables/post/requestBody") {
         body["required"] = json!(false);

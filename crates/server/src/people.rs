@@ -1,6 +1,7 @@
 //! The `/api/v1` routes of accounts and sessions: a guest account and
 //! session from a device secret, a generated name, the signed-in account
-//! (`/me`), a rename, the account's sessions and signing them out. The
+//! (`/me`), a rename, the account's sessions, a session made for another
+//! client (its token shown once), and signing them out. The
 //! rules are `accounts.rs`'s; these handlers read the request and write
 //! the cookie.
 
@@ -12,8 +13,8 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{delete, get, post};
 use axum::{Json, Router};
 use spades_protocol::{
-    Account, ApiError, ErrorCode, GuestSignIn, Me, NameSuggestion, RenameAccount, SessionDelivery,
-    SessionInfo, SignedIn,
+    Account, ApiError, ErrorCode, GuestSignIn, IssuedSession, Me, NameSuggestion, NewSession, RenameAccount,
+    SessionDelivery, SessionInfo, SignedIn,
 };
 use uuid::Uuid;
 
@@ -30,7 +31,7 @@ pub fn routes() -> Router<AppState> {
         .route("/accounts/guest", post(guest))
         .route("/names/suggestion", get(suggest_name))
         .route("/me", get(me).patch(rename))
-        .route("/me/sessions", get(sessions).delete(sign_out_everywhere))
+        .route("/me/sessions", get(sessions).post(issue_session).delete(sign_out_everywhere))
         .route("/me/sessions/{session}", delete(sign_out))
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
 }
@@ -192,6 +193,41 @@ pub async fn sessions(State(state): State<AppState>, Signed(who): Signed) -> Res
         .map(|s| Accounts::session_view(s, who.session.id))
         .collect();
     Ok(no_store(Json(list).into_response()))
+}
+
+/// A new session of the signed-in account for another client (a terminal,
+/// another machine), its token answered once: how a player moves the
+/// account to a client that cannot sign in as this device does.
+#[utoipa::path(
+    post,
+    path = "/api/v1/me/sessions",
+    tag = "accounts",
+    security(("session_cookie" = []), ("bearer" = [])),
+    request_body(content = NewSession, description = "What the session is for (its label in the list); an empty body: the default label"),
+    responses(
+        (status = 201, description = "The session and its token (shown once); it is listed, and signed out, like any other", body = IssuedSession),
+        (status = 400, description = "A label that is empty, too long or hides characters (`invalid_name`), or a bad body (`invalid_options`)", body = ApiError),
+        (status = 401, description = "No session, or one that expired or was signed out (`unauthorized`)", body = ApiError),
+        (status = 403, description = "A browser page of an origin that is neither this server's nor allowed (`bad_message`)", body = ApiError),
+        (status = 413, description = "A body over 16 KiB (`bad_message`)", body = ApiError),
+        (status = 415, description = "A body that is not `Content-Type: application/json` (`bad_message`)", body = ApiError),
+        (status = 429, description = "Too many requests from this address (`rate_limited`; see `Retry-After`)", body = ApiError),
+        (status = 503, description = "Accounts cannot be written right now (`storage_unavailable`), or the server is too busy (`capacity`, `internal`)", body = ApiError),
+    )
+)]
+pub async fn issue_session(
+    State(state): State<AppState>,
+    ConnectInfo(peer): ConnectInfo<SocketAddr>,
+    headers: HeaderMap,
+    _: BrowserOrigin<AccountChange>,
+    Signed(who): Signed,
+    JsonBody(req, ()): JsonBody<NewSession>,
+) -> Result<Response, AppError> {
+    let address = state.client_ip(peer.ip(), &headers);
+    let (session, token) = state.accounts.issue_session(&who, req.client.as_deref(), address).await?;
+    let body =
+        IssuedSession { session: Accounts::session_view(&session, who.session.id), token: token.0.clone() };
+    Ok(no_store((StatusCode::CREATED, Json(body)).into_response()))
 }
 
 /// Signs out every session of the account, this one too, and closes their WebSockets (code 4005).

@@ -4,7 +4,8 @@
 // session cookie); a reload, a second tab and a second browser holding the
 // same device secret come back to the seat by account, with no seat token;
 // a taken or look-alike name is refused in the name field with why; the
-// account page renames and lists the sessions, and signs one out.
+// account page renames, lists the sessions and signs one out, and makes a
+// token that signs a terminal in as the account.
 
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
@@ -201,7 +202,7 @@ export function accountTests(suite) {
     }
   });
 
-  it('the account page renames once a day and signs another session out, whose connection closes', async () => {
+  it('the account page renames once a day, signs another session out (its connection closes) and makes a token for a terminal', async () => {
     const { browser, stack } = suite;
     const p = await openPage(browser, stack.url);
     const { page } = p;
@@ -254,6 +255,25 @@ export function accountTests(suite) {
       const renewed = await meOf(other.page);
       assert.equal(renewed.status, 200);
       assert.notEqual(renewed.body.session.id, otherSession, 'a new session');
+
+      // A token for a terminal: shown once, the same account, listed, signed out here.
+      await page.fill('#me-token-label', 'Terminal');
+      await page.click('#me-make-token');
+      await page.waitForSelector('#me-token:not([hidden]) #me-token-value');
+      const token = await page.inputValue('#me-token-value');
+      assert.match(token, /^[0-9a-f]{64}$/);
+      assert.equal(await page.inputValue('#me-token-command'), `spades-tui --url ${new URL(stack.url).origin} --token ${token}`);
+      const asTerminal = () => fetch(`${stack.api}/api/v1/me`, { headers: { authorization: `Bearer ${token}` } });
+      const terminal = await (await asTerminal()).json();
+      assert.equal(terminal.account.id, (await meOf(page)).body.account.id, 'the token is the same account');
+      const row = `#session-list .session-item[data-session="${terminal.session.id}"]`;
+      await page.waitForSelector(row);
+      assert.match(await page.textContent(row), /^Terminal/);
+      await assertAccessible(assert, page, 'the account page with a token shown');
+      await page.click(`${row} .btn-sign-out`);
+      await page.waitForSelector(row, { state: 'detached' });
+      assert.equal((await asTerminal()).status, 401, 'the token is signed out');
+      assert.ok(await page.isVisible('#me-token-value'), 'the page keeps showing the token until it is left');
 
       // Renaming: once, then not again today.
       await page.fill('#me-name', 'Saoirse B');

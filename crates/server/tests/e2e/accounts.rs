@@ -386,6 +386,73 @@ async fn new_accounts_are_limited_per_address() {
 /// sign-outs: neither a device secret nor a session token appears in its
 /// output.
 #[tokio::test]
+async fn a_signed_in_page_makes_a_token_for_a_terminal_which_is_listed_and_signed_out() {
+    let server = spawn_server(config()).await;
+    let page = guest(&server, json!({"device_secret": secret(1), "name": "Ann"})).await;
+    let cookie = page.cookie.unwrap();
+    let own = format!("http://{}", server.addr);
+    let make = |body: Option<Value>, origin: &str| {
+        let req = server
+            .http
+            .post(server.url("/api/v1/me/sessions"))
+            .header("cookie", &cookie)
+            .header("origin", origin);
+        send(match body {
+            Some(b) => req.json(&b),
+            None => req,
+        })
+    };
+    let made = make(Some(json!({"client": "Terminal on my laptop"})), &own).await;
+    assert_eq!(made.status, 201, "{}", made.body);
+    assert!(made.cookie.is_none(), "the page's own session stays");
+    assert_eq!(made.headers["cache-control"], "no-store");
+    let token = made.body["token"].as_str().unwrap().to_owned();
+    assert!(token.len() == 64 && token.bytes().all(|b| b.is_ascii_hexdigit()), "{token}");
+    assert_eq!(made.body["session"]["client"], json!("Terminal on my laptop"));
+    assert_eq!(made.body["session"]["current"], json!(false));
+    // The terminal is the same account, on a session of its own.
+    let me = send(server.http.get(server.url("/api/v1/me")).bearer_auth(&token)).await;
+    assert_eq!(me.status, 200);
+    assert_eq!(me.body["account"]["id"], page.body["account"]["id"]);
+    assert_eq!(me.body["session"]["id"], made.body["session"]["id"]);
+    // An empty body: the default label. Listed beside the page's own.
+    let plain = make(None, &own).await;
+    assert_eq!(plain.status, 201, "{}", plain.body);
+    assert_eq!(plain.body["session"]["client"], json!("Token made in a browser"));
+    let list = send(server.http.get(server.url("/api/v1/me/sessions")).header("cookie", &cookie)).await;
+    let clients: Vec<&str> =
+        list.body.as_array().unwrap().iter().map(|s| s["client"].as_str().unwrap()).collect();
+    assert_eq!(clients.len(), 3, "{clients:?}");
+    assert!(clients.contains(&"Terminal on my laptop") && clients.contains(&"Token made in a browser"));
+    // Refusals: a bad label, no session, another site's page.
+    for bad in ["", "a\u{7}b", &"x".repeat(41), "A\u{202E}nn"] {
+        let r = make(Some(json!({"client": bad})), &own).await;
+        assert_eq!(
+            refused(&r, 400, ErrorCode::InvalidName),
+            "the label must be 1 to 40 characters, without control or invisible characters"
+        );
+    }
+    let anonymous = send(server.http.post(server.url("/api/v1/me/sessions")).json(&json!({}))).await;
+    refused(&anonymous, 401, ErrorCode::Unauthorized);
+    let evil = make(Some(json!({})), "https://evil.example").await;
+    refused(&evil, 403, ErrorCode::BadMessage);
+    // Signed out from the page: the terminal's token is refused.
+    let id = made.body["session"]["id"].as_str().unwrap();
+    let out = send(
+        server
+            .http
+            .delete(server.url(&format!("/api/v1/me/sessions/{id}")))
+            .header("cookie", &cookie)
+            .header("origin", &own),
+    )
+    .await;
+    assert_eq!(out.status, 204);
+    let gone = send(server.http.get(server.url("/api/v1/me")).bearer_auth(&token)).await;
+    refused(&gone, 401, ErrorCode::Unauthorized);
+    server.stop().await;
+}
+
+#[tokio::test]
 async fn no_session_token_or_device_secret_reaches_the_log() {
     use std::process::{Command, Stdio};
     let addr = free_addr();
@@ -422,6 +489,11 @@ async fn no_session_token_or_device_secret_reaches_the_log() {
     )
     .await;
     let token = b.body["token"].as_str().unwrap().to_owned();
+    // A token made from the page for a terminal.
+    let issued = send(http.post(url("/api/v1/me/sessions")).header("cookie", &cookie).json(&json!({}))).await;
+    assert_eq!(issued.status, 201, "{}", issued.body);
+    let issued = issued.body["token"].as_str().unwrap().to_owned();
+    assert_eq!(send(http.get(url("/api/v1/me")).bearer_auth(&issued)).await.status, 200);
     assert_eq!(send(http.get(url("/api/v1/me")).header("cookie", &cookie)).await.status, 200);
     assert_eq!(send(http.get(url("/api/v1/me")).bearer_auth(&token)).await.status, 200);
     let r = send(http.patch(url("/api/v1/me")).bearer_auth(&token).json(&json!({"name": "Bo"}))).await;
@@ -445,7 +517,9 @@ async fn no_session_token_or_device_secret_reaches_the_log() {
     let _ = std::fs::remove_file(&log);
     assert!(text.contains("guest account made"), "the log was written at all");
     let cookie_value = cookie.trim_start_matches("spades_session=");
-    for (what, secret) in [("device secret", &browser), ("device secret", &native), ("token", &token)] {
+    for (what, secret) in
+        [("device secret", &browser), ("device secret", &native), ("token", &token), ("token", &issued)]
+    {
         assert!(!text.contains(secret.as_str()), "a {what} is in the log");
     }
     assert!(!text.contains(cookie_value), "the cookie's token is in the log");
