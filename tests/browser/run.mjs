@@ -20,6 +20,7 @@ import { leanTests } from './lean.test.mjs';
 import { ARTIFACTS, launchBrowser, startStack } from './lib/harness.mjs';
 import { a11yTests } from './tests/a11y.test.mjs';
 import { accountTests } from './tests/accounts.test.mjs';
+import { passkeyTests } from './tests/passkeys.test.mjs';
 import { alertTests } from './tests/alerts.test.mjs';
 import { assetTests } from './tests/assets.test.mjs';
 import { fairTests } from './tests/fair.test.mjs';
@@ -73,6 +74,7 @@ describe('Spades web client in Chromium', { timeout: 600_000 }, () => {
   firstLoadTests(suite);
   lobbyTests(suite);
   accountTests(suite);
+  passkeyTests(suite);
   playTests(suite);
   presenceTests(suite);
   timeoutTests(suite);

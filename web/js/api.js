@@ -8,7 +8,7 @@ export class ApiError extends Error {
   }
 }
 
-async function call(method, path, body, { timeoutMs } = {}) {
+export async function call(method, path, body, { timeoutMs } = {}) {
   let resp;
   try {
     resp = await fetch(`/api/v1${path}`, {
@@ -71,11 +71,4 @@ export const renameMe = (name) => call('PATCH', '/me', { name });
 /** A generated name nobody holds (`NameSuggestion`). */
 export const nameSuggestion = () => call('GET', '/names/suggestion');
 
-/** The account's sessions, the last used first (`SessionInfo[]`). */
-export const listSessions = () => call('GET', '/me/sessions');
 
-/** A session of the account for another client (a terminal), labelled `client`: `{session, token}`, the token shown once. */
-export const issueSession = (client) => call('POST', '/me/sessions', client ? { client } : {});
-
-/** Signs one session out (its id, or `current`). */
-export const endSession = (id) => call('DELETE', `/me/sessions/${encodeURIComponent(id)}`);

@@ -28,7 +28,7 @@ const SCREENS = {
   },
   replay: { load: () => import('./replay.js'), modules: ['replay.js', 'scoring.js'] },
   tutorial: { load: () => import('./tutorial.js'), modules: ['tutorial.js', 'hand.js', 'scoring.js'], styles: ['../tutorial.css'] },
-  me: { load: () => import('./me.js'), modules: ['me.js'] },
+  me: { load: () => import('./me.js'), modules: ['me.js', 'passkey.js', 'dialogs.js'], styles: ['../account.css'] },
 };
 const loading = new Map();
 /** The screens whose code is in. */

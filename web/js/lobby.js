@@ -167,11 +167,14 @@ export function mountLobby(root, go) {
     placeholder: 'e.g. Ann', value: session.account()?.name || store.name(), 'aria-describedby': 'name-error',
   });
   const nameError = h('p', { id: 'name-error', class: 'field-error', role: 'alert' });
+  // A player with an account elsewhere (a passkey) signs in on the account page.
+  const signInLink = h('a', { href: '#/me', id: 'lobby-sign-in', class: 'small lobby-sign-in', hidden: !!session.account() || typeof PublicKeyCredential === 'undefined' }, 'Have an account? Sign in');
   let typed = false;
   nameInput.addEventListener('input', () => {
     typed = true;
   });
   session.ready().then(async (acc) => {
+    signInLink.hidden = !!acc || typeof PublicKeyCredential === 'undefined';
     if (!alive || typed) return;
     if (acc) nameInput.value = acc.name;
     else if (!nameInput.value) {
@@ -436,7 +439,7 @@ export function mountLobby(root, go) {
       h('section', { class: 'panel name-panel', 'aria-labelledby': 'name-h' },
         h('h2', { id: 'name-h', class: 'sr-only' }, 'You'),
         h('div', { class: 'name-row' },
-          h('div', { class: 'field field-inline' }, h('label', { for: 'player-name' }, 'Your name'), nameInput),
+          h('div', { class: 'field field-inline' }, h('label', { for: 'player-name' }, 'Your name'), nameInput, signInLink),
           h('div', { class: 'quick-play' }, quickBtn,
             h('small', { class: 'hint' }, 'First to 500, nil ±100, normal tempo: you and three bots.'),
             h('a', { class: 'btn btn-plain', href: '#/tutorial', id: 'learn-to-play' }, 'Learn to play'),
@@ -460,7 +463,10 @@ export function mountLobby(root, go) {
   );
   refresh();
   // Signed in (or out) meanwhile: the player's own matches.
-  const unsubscribe = session.subscribe(() => refreshRecent());
+  const unsubscribe = session.subscribe((acc) => {
+    signInLink.hidden = !!acc || typeof PublicKeyCredential === 'undefined';
+    refreshRecent();
+  });
 
   return () => {
     alive = false;

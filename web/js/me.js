@@ -1,11 +1,23 @@
-// The player's account page (#/me): the name and renaming it, the sessions
+// The player's account page (#/me): the name and renaming it, the passkeys
+// that keep the account (added, listed, removed) or sign it in, the sessions
 // signed in to the account (each may be signed out), a token that signs a
 // terminal in as the account, and the account's finished matches.
 // docs/web-client.md, "The player's account".
 
-import { endSession, issueSession, listMatches, listSessions } from './api.js';
+import { call, listMatches } from './api.js';
+import { confirmDialog } from './dialogs.js';
 import { announce, h, replace } from './dom.js';
+import { addPasskey, listPasskeys, passkeysSupported, removePasskey, signInWithPasskey } from './passkey.js';
 import { session } from './session.js';
+
+/** The account's sessions, the last used first (`SessionInfo[]`). */
+const listSessions = () => call('GET', '/me/sessions');
+
+/** A session of the account for another client (a terminal), labelled `client`: `{session, token}`, the token shown once. */
+const issueSession = (client) => call('POST', '/me/sessions', client ? { client } : {});
+
+/** Signs one session out (its id, or `current`). */
+const endSession = (id) => call('DELETE', `/me/sessions/${encodeURIComponent(id)}`);
 
 const when = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'short' });
 const timeTag = (ms, cls = 'muted small') => h('time', { class: cls, datetime: new Date(ms).toISOString() }, when.format(new Date(ms)));
@@ -36,18 +48,125 @@ export function mountMe(root, { setTitle }) {
       status.textContent = '';
       replace(body, [
         h('p', { id: 'me-none' }, 'You have no account on this server yet: it is made the first time you sit down at a table, under the name you choose.'),
+        passkeySignIn(),
         h('a', { class: 'btn btn-primary', href: '#/' }, 'To the lobby'),
       ]);
       return;
     }
-    const [sessions, matches] = await Promise.all([
+    const [sessions, matches, passkeys] = await Promise.all([
       listSessions().catch((err) => err),
       listMatches(20, { finished: true, mine: true }).catch((err) => err),
+      listPasskeys().catch((err) => err),
     ]);
     if (!alive) return;
     status.textContent = '';
     sessionsBox = sessionsSection(sessions);
-    replace(body, [nameSection(acc), sessionsBox, tokenSection(), matchesSection(matches)]);
+    replace(body, [nameSection(acc), passkeysSection(passkeys), sessionsBox, tokenSection(), matchesSection(matches), passkeySignIn(acc)]);
+  }
+
+  /**
+   * "Sign in with a passkey": on a browser with no account, or (asking
+   * first) one that plays as a guest, which is then left as it is.
+   */
+  function passkeySignIn(acc) {
+    if (!passkeysSupported()) return null;
+    const said = h('p', { id: 'me-passkey-said', class: 'field-error', role: 'alert' });
+    const button = h('button', { type: 'button', class: acc ? 'btn btn-plain' : 'btn btn-primary', id: 'me-passkey-sign-in' }, 'Sign in with a passkey');
+    button.addEventListener('click', async () => {
+      if (acc) {
+        const ok = await confirmDialog({
+          id: 'passkey-switch',
+          title: 'Sign in to another account?',
+          body: [
+            h('p', {}, `This browser plays as ${acc.name}. Signing in with a passkey plays as that passkey's account instead.`),
+            h('p', {}, `${acc.name} is not merged into it and stays as it is: add a passkey to ${acc.name} first if you want to come back to it; otherwise this browser forgets it.`),
+          ],
+          confirm: 'Sign in with a passkey',
+          cancel: `Stay ${acc.name}`,
+        });
+        if (!ok) return;
+      }
+      button.disabled = true;
+      said.textContent = '';
+      try {
+        const signed = await signInWithPasskey();
+        announce(`Signed in as ${signed.name}.`);
+        load();
+      } catch (err) {
+        said.textContent = err?.name === 'NotAllowedError' ? 'No passkey was chosen.' : `Could not sign in: ${err.message}`;
+        button.disabled = false;
+      }
+    });
+    return h('section', { class: 'me-section', 'aria-labelledby': 'me-passkey-sign-in-h' },
+      h('h3', { id: 'me-passkey-sign-in-h' }, acc ? 'Another account' : 'Have an account?'),
+      h('p', { class: 'muted small' }, 'A passkey made for this server on another device (or kept by your phone or password manager) signs you in here: no name to type.'),
+      button, said);
+  }
+
+  function passkeysSection(passkeys) {
+    const head = h('h3', { id: 'me-passkeys-h' }, 'Keep this account');
+    if (passkeys instanceof Error) return h('section', { class: 'me-section' }, head, h('p', { class: 'field-error' }, `Could not load the passkeys (${passkeys.message}).`));
+    const intro = passkeys.length
+      ? 'Your passkeys: each signs this account in on any browser, with the screen lock of the device that holds it.'
+      : 'A guest account lives in this browser only. Add a passkey (your fingerprint, face or screen lock) to keep it: sign in with it on another browser or device, and find your name, seats and matches there.';
+    const rows = passkeys.map((p) => {
+      const btn = h('button', { type: 'button', class: 'btn btn-small btn-danger-plain btn-remove-passkey' }, 'Remove', h('span', { class: 'sr-only' }, ` ${p.name}`));
+      btn.addEventListener('click', async () => {
+        const ok = await confirmDialog({
+          id: 'passkey-remove',
+          title: `Remove ${p.name}?`,
+          body: h('p', {}, 'It will no longer sign this account in. This browser stays signed in.'),
+          confirm: 'Remove',
+          danger: true,
+        });
+        if (!ok) return;
+        btn.disabled = true;
+        try {
+          await removePasskey(p.id);
+          announce(`${p.name} removed.`);
+          load();
+        } catch (err) {
+          error.textContent = `Could not remove it: ${err.message}`;
+          btn.disabled = false;
+        }
+      });
+      return h('li', { class: 'session-item', dataset: { passkey: p.id } },
+        h('div', { class: 'session-text' },
+          h('span', { class: 'session-client' }, p.name),
+          h('span', { class: 'muted small' }, 'Added ', timeTag(p.created_at, ''), p.last_used_at ? [' · last used ', timeTag(p.last_used_at, '')] : ' · not used yet')),
+        btn);
+    });
+    const name = h('input', { id: 'me-passkey-name', name: 'passkey', type: 'text', maxlength: 40, value: passkeys.length ? '' : 'This device', placeholder: 'Phone', 'aria-describedby': 'me-passkey-error' });
+    const error = h('p', { id: 'me-passkey-error', class: 'field-error', role: 'alert' });
+    const add = h('button', { type: 'submit', class: 'btn btn-primary', id: 'me-add-passkey' }, passkeys.length ? 'Add another passkey' : 'Keep this account: add a passkey');
+    const form = h('form', { class: 'me-name-form', novalidate: true },
+      h('div', { class: 'field' }, h('label', { for: 'me-passkey-name' }, 'Name of the passkey'), name), error, add);
+    form.addEventListener('submit', async (e) => {
+      e.preventDefault();
+      const n = name.value.trim();
+      if (!n) {
+        error.textContent = 'Name the passkey ("Phone", "Laptop"): you will see the name in this list.';
+        return;
+      }
+      add.disabled = true;
+      error.textContent = '';
+      try {
+        const made = await addPasskey(n);
+        announce(`Passkey ${made.name} added: this account is kept.`);
+        load();
+      } catch (err) {
+        error.textContent = err?.name === 'NotAllowedError' ? 'The passkey was not made (cancelled or timed out).' : `Could not add the passkey: ${err.message}`;
+        add.disabled = false;
+      }
+    });
+    if (!passkeysSupported()) {
+      add.disabled = true;
+      error.textContent = 'This browser cannot make passkeys.';
+    }
+    return h('section', { class: 'me-section', id: 'me-passkeys', 'aria-labelledby': 'me-passkeys-h' }, head,
+      h('p', { class: 'muted small' }, intro),
+      passkeys.length ? h('ul', { class: 'session-list', id: 'passkey-list' }, rows) : null,
+      form);
   }
 
   /** The sessions' section, drawn again in place (the rest of the page stays). */

@@ -1,16 +1,8 @@
-// Who the player is: a guest account of this browser (docs/accounts.md,
-// docs/web-client.md "The player's account").
-//
-// The first time the player sits down (Play now, a new table, a seat, an
-// invitation) the page makes a random device secret, keeps it in
-// localStorage and exchanges it, with the name chosen, for a session: an
-// HttpOnly cookie the page never reads, which the browser sends with every
-// REST call and with the WebSocket's upgrade. From then on the player sits
-// and comes back as the account: no seat token is needed, a reload or a
-// second tab finds the seat. Merely looking at the lobby makes no account.
-//
-// When signing in fails (the server refuses or cannot be reached) the page
-// plays as before: a name at each table and a seat token in localStorage.
+// Who the player is: this browser's guest account, signed in at the first
+// sit-down with a device secret kept in localStorage; the session is an
+// HttpOnly cookie (REST and the WebSocket carry it). Without an account
+// the page plays by name and seat token. docs/web-client.md, "The
+// player's account".
 
 import { ApiError, getMe, renameMe, signInGuest } from './api.js';
 import { store } from './store.js';
@@ -35,6 +27,8 @@ function set(next) {
   const changed = JSON.stringify(next) !== JSON.stringify(account);
   account = next;
   known = true;
+  // Whether to ask the server at the next load (a session cookie may be there).
+  store.setSignedIn(!!next);
   if (changed) for (const f of listeners) f(account);
 }
 
@@ -83,8 +77,8 @@ export const session = {
     if (known && !fresh) return Promise.resolve(account);
     if (!checking) {
       checking = (async () => {
-        // No device secret: this browser never signed in, nothing to ask.
-        if (!deviceSecret(false)) {
+        // Never signed in here (no device secret, no session seen): nothing to ask.
+        if (!deviceSecret(false) && !store.signedIn()) {
           set(null);
           return null;
         }
@@ -93,6 +87,10 @@ export const session = {
           set((await getMe(opts)).account);
         } catch (err) {
           if (!(err instanceof ApiError) || err.status !== 401) return account;
+          if (!deviceSecret(false)) {
+            set(null);
+            return null;
+          }
           try {
             await signIn(null, opts);
           } catch {
@@ -135,6 +133,18 @@ export const session = {
     if (acc.name !== name) set(await renameMe(name));
     store.setName(account.name);
     return account;
+  },
+
+  /**
+   * Signed in to `acc` another way (a passkey): this browser's guest
+   * account, if any, is left as it is and its device secret forgotten, so
+   * that the page never signs in to it again behind the player's back.
+   */
+  adopt(acc) {
+    store.setDevice(null);
+    pageSecret = null;
+    set(acc);
+    store.setName(acc.name);
   },
 
   /** Renames the account (`PATCH /api/v1/me`). */

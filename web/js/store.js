@@ -28,6 +28,10 @@ export const store = {
   device: () => read('device'),
   setDevice: (secret) => write('device', secret),
 
+  /** This browser had a session when last seen (a cookie the page cannot read). */
+  signedIn: () => read('signedin') === true,
+  setSignedIn: (on) => write('signedin', on ? true : null),
+
   name: () => read('name') || '',
   setName: (name) => write('name', name),
 

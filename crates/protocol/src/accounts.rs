@@ -168,6 +168,63 @@ impl std::fmt::Debug for IssuedSession {
     }
 }
 
+/// The start of a passkey ceremony (`POST /api/v1/me/passkeys/options`,
+/// `POST /api/v1/passkeys/options`): its id, to send back with the answer,
+/// and the WebAuthn options for the browser.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct PasskeyOptions {
+    /// The ceremony: valid for a few minutes, once.
+    pub ceremony: Uuid,
+    /// `{"publicKey": …}`: the options of `navigator.credentials.create()`
+    /// (adding a passkey) or `navigator.credentials.get()` (signing in),
+    /// binary fields in base64url (`PublicKeyCredential.parseCreationOptionsFromJSON`
+    /// and `parseRequestOptionsFromJSON` take `publicKey` as it is).
+    #[schema(value_type = Object)]
+    pub options: serde_json::Value,
+}
+
+/// `POST /api/v1/me/passkeys`: the browser's answer to the ceremony, and
+/// the passkey's name.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct AddPasskey {
+    /// The ceremony's id, from the options.
+    pub ceremony: Uuid,
+    /// What to call the passkey ("Phone"): 1 to 40 characters.
+    pub name: String,
+    /// The new credential as `PublicKeyCredential.toJSON()` gives it.
+    #[schema(value_type = Object)]
+    pub credential: serde_json::Value,
+}
+
+/// `POST /api/v1/passkeys/sign-in`: the browser's answer to the ceremony.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PasskeySignIn {
+    /// The ceremony's id, from the options.
+    pub ceremony: Uuid,
+    /// The assertion as `PublicKeyCredential.toJSON()` gives it.
+    #[schema(value_type = Object)]
+    pub credential: serde_json::Value,
+    /// Where the session's token goes (default: the cookie).
+    #[serde(default)]
+    pub session: SessionDelivery,
+}
+
+/// A passkey of the signed-in account.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+pub struct PasskeyInfo {
+    /// Its id (the credential id, hex).
+    pub id: String,
+    /// Its name.
+    pub name: String,
+    /// Added, Unix ms.
+    pub created_at: u64,
+    /// Last used to sign in, Unix ms; absent: never.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_used_at: Option<u64>,
+}
+
 /// `GET /api/v1/names/suggestion`: a generated name nobody holds now.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 pub struct NameSuggestion {

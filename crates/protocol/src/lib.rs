@@ -29,8 +29,8 @@ mod change;
 mod read;
 
 pub use accounts::{
-    Account, AccountKind, GuestSignIn, IssuedSession, Me, NameSuggestion, NewSession, RenameAccount,
-    SessionDelivery, SessionInfo, SignedIn,
+    Account, AccountKind, AddPasskey, GuestSignIn, IssuedSession, Me, NameSuggestion, NewSession,
+    PasskeyInfo, PasskeyOptions, PasskeySignIn, RenameAccount, SessionDelivery, SessionInfo, SignedIn,
 };
 pub use change::{ApplyError, Change, ClockChange, Deal};
 pub use read::{Field, Refusal};

@@ -41,7 +41,7 @@ async fn run(name: &str, journal: Journal, args: &Args) -> f64 {
     config.tables.bot_delay_ms = 0;
     config.tables.bot = spades_bots::Strength::Rule;
     let shutdown = CancellationToken::new();
-    let s = Shared::new(config, journal.clone(), shutdown.clone(), None);
+    let s = Shared::new(config, journal.clone(), shutdown.clone(), None).expect("the bench's state");
     let mut ids = Vec::new();
     let (tx, _rx) = mpsc::channel(1024);
     for _ in 0..args.tables {

@@ -367,7 +367,19 @@ impl Accounts {
         Ok((signed_in.session, token))
     }
 
-    async fn new_session(
+    /// One account, by id.
+    ///
+    /// # Errors
+    /// Storage.
+    pub async fn account(&self, id: Uuid) -> Result<Option<AccountRow>, AppError> {
+        self.store.account(id).await.map_err(|e| storage(&e))
+    }
+
+    /// A new session of `account` for the client `who`, and its token.
+    ///
+    /// # Errors
+    /// Storage.
+    pub async fn new_session(
         &self,
         account: AccountRow,
         who: &Requester,

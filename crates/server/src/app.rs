@@ -206,7 +206,7 @@ pub async fn serve_with(
 ) -> anyhow::Result<()> {
     crate::metrics::install();
     let cluster = if config.cluster.enabled() { Some(Cluster::join(&config, &journal).await?) } else { None };
-    let state = Shared::new(config, journal, shutdown.clone(), cluster);
+    let state = Shared::new(config, journal, shutdown.clone(), cluster).map_err(anyhow::Error::msg)?;
     // A single server restores every unfinished table; a node of a cluster
     // claims its share through its lease loop instead.
     let leases = match &state.cluster {
@@ -232,6 +232,7 @@ pub async fn serve_with(
                 _ = tick.tick() => {
                     housekeeping.limits.forget_idle();
                     housekeeping.accounts.sweep().await;
+                    housekeeping.passkeys.sweep().await;
                 }
             }
         }

@@ -30,7 +30,9 @@ use axum::extract::{ConnectInfo, FromRequest, FromRequestParts, Request};
 use axum::http::request::Parts;
 use axum::http::{HeaderMap, StatusCode, header};
 use serde::de::DeserializeOwned;
-use spades_protocol::{CreateTable, ErrorCode, GuestSignIn, NewSession, RenameAccount};
+use spades_protocol::{
+    AddPasskey, CreateTable, ErrorCode, GuestSignIn, NewSession, PasskeySignIn, RenameAccount,
+};
 
 use crate::accounts::SignedIn;
 use crate::admission::{Limits, origin_allowed};
@@ -162,6 +164,9 @@ pub trait JsonRequest: DeserializeOwned + Send {
     const A_NOUN: &'static str;
     /// An example body, for the refusal of one that is not an object.
     const EXAMPLE: &'static str;
+    /// Top-level fields that hold an object of another standard, read by
+    /// its own parser, where arrays are allowed (a WebAuthn credential).
+    const FOREIGN: &'static [&'static str] = &[];
 
     /// The value of an empty body (only white space), which needs no
     /// content type; `None`: an empty body is parsed like any other (and
@@ -185,6 +190,20 @@ impl JsonRequest for GuestSignIn {
     const NOUN: &'static str = "sign-in";
     const A_NOUN: &'static str = "a sign-in";
     const EXAMPLE: &'static str = "{\"device_secret\": \"<32 to 128 characters>\", \"name\": \"Ann\"}";
+}
+
+impl JsonRequest for AddPasskey {
+    const NOUN: &'static str = "passkey";
+    const A_NOUN: &'static str = "a passkey";
+    const EXAMPLE: &'static str = "{\"ceremony\": \"<id>\", \"name\": \"Phone\", \"credential\": {}}";
+    const FOREIGN: &'static [&'static str] = &["credential"];
+}
+
+impl JsonRequest for PasskeySignIn {
+    const NOUN: &'static str = "passkey sign-in";
+    const A_NOUN: &'static str = "a passkey sign-in";
+    const EXAMPLE: &'static str = "{\"ceremony\": \"<id>\", \"credential\": {}}";
+    const FOREIGN: &'static [&'static str] = &["credential"];
 }
 
 impl JsonRequest for NewSession {
@@ -363,8 +382,11 @@ fn parse<T: JsonRequest>(body: &[u8]) -> Result<T, AppError> {
         AppError::new(ErrorCode::InvalidOptions, format!("invalid {}: the body is not JSON", T::NOUN))
     })?;
     // serde would read a struct from an array too (`[]`, `{"options": []}`):
-    // no part of a request body is an array.
-    if !value.is_object() || has_array(&value) {
+    // no part of a request body is an array, but a foreign object's.
+    let ours_has_array = value
+        .as_object()
+        .is_none_or(|fields| fields.iter().any(|(k, v)| !T::FOREIGN.contains(&k.as_str()) && has_array(v)));
+    if ours_has_array {
         return Err(AppError::new(
             ErrorCode::InvalidOptions,
             format!("{} is described by a JSON object such as {}, without arrays", T::A_NOUN, T::EXAMPLE),
@@ -461,7 +483,7 @@ mod tests {
     use crate::storage::Journal;
 
     fn state(config: Config) -> AppState {
-        Shared::new(config, Journal::memory(), CancellationToken::new(), None)
+        Shared::new(config, Journal::memory(), CancellationToken::new(), None).unwrap()
     }
 
     /// A request from 198.51.100.7 with `headers` and `body`.

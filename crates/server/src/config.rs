@@ -145,6 +145,11 @@ pub struct ServerConfig {
     /// the file or the environment): `/metrics` on the main address.
     #[serde(with = "optional_addr")]
     pub metrics_bind: Option<SocketAddr>,
+    /// The address players open the server at (`https://cards.example.org`):
+    /// passkeys belong to its domain. Empty: `localhost` on any port, for
+    /// development; a server reached by another name then cannot use
+    /// passkeys.
+    pub public_url: String,
 }
 
 impl Default for ServerConfig {
@@ -155,6 +160,7 @@ impl Default for ServerConfig {
             shutdown_grace_secs: 10,
             trusted_proxies: Vec::new(),
             metrics_bind: None,
+            public_url: String::new(),
         }
     }
 }
@@ -574,6 +580,13 @@ impl Config {
         for entry in &self.server.trusted_proxies {
             entry.parse::<Cidr>().map_err(|e| ConfigError(format!("server.trusted_proxies: {e}")))?;
         }
+        if !self.server.public_url.is_empty() && !is_public_url(&self.server.public_url) {
+            return Err(ConfigError(format!(
+                "server.public_url {:?} must be http(s)://<a domain name>[:port], with no path: passkeys \
+                 belong to a domain name, never to an IP address",
+                self.server.public_url
+            )));
+        }
         if let Some(bad) = self.server.allowed_origins.iter().find(|o| !is_origin(o)) {
             return Err(ConfigError(format!(
                 "server.allowed_origins: {bad:?} is not an origin (scheme://host or scheme://host:port, \
@@ -647,6 +660,16 @@ impl Config {
 /// True for an origin as a browser sends it: `http://` or `https://`, a
 /// host (a name, an IPv4 address or a bracketed IPv6 one) and an optional
 /// port; nothing else (it also goes into the Content-Security-Policy).
+/// `http(s)://host[:port]` with a domain name for host (not an IP address).
+fn is_public_url(s: &str) -> bool {
+    let Ok(url) = url::Url::parse(s) else { return false };
+    matches!(url.scheme(), "http" | "https")
+        && matches!(url.host(), Some(url::Host::Domain(_)))
+        && matches!(url.path(), "" | "/")
+        && url.query().is_none()
+        && url.username().is_empty()
+}
+
 fn is_origin(s: &str) -> bool {
     let Some(rest) = s.strip_prefix("https://").or_else(|| s.strip_prefix("http://")) else {
         return false;
@@ -664,6 +687,29 @@ mod tests {
 
     fn no_env() -> Env {
         Env::prefixed("SPADES_UNUSED_TEST_PREFIX_")
+    }
+
+    #[test]
+    fn the_public_url_is_a_domain_for_passkeys() {
+        let with = |url: &str| {
+            let mut c = Config::default();
+            c.server.public_url = url.into();
+            c.validate()
+        };
+        for ok in ["", "https://cards.example.org", "http://localhost:8080", "https://cards.example.org/"] {
+            assert!(with(ok).is_ok(), "{ok}: {:?}", with(ok));
+        }
+        for bad in [
+            "cards.example.org",
+            "https://127.0.0.1",
+            "https://[::1]:8080",
+            "ftp://a.example",
+            "https://a.example/spades",
+            "https://a.example?x=1",
+        ] {
+            let err = with(bad).unwrap_err().to_string();
+            assert!(err.contains("server.public_url") && err.contains("domain name"), "{bad}: {err}");
+        }
     }
 
     #[test]

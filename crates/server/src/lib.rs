@@ -32,6 +32,7 @@ pub mod chat;
 pub mod cluster;
 pub mod directory;
 pub mod hosting;
+pub mod passkeys;
 pub mod state;
 
 // Transports.

@@ -36,6 +36,12 @@ use crate::{people, rest};
         people::rename,
         people::sessions,
         people::issue_session,
+        people::passkey_options,
+        people::add_passkey,
+        people::passkeys,
+        people::remove_passkey,
+        people::sign_in_options,
+        people::passkey_sign_in,
         people::sign_out_everywhere,
         people::sign_out,
     ),
@@ -135,6 +141,10 @@ fn describe_limits(doc: &mut Value) {
     // A session's label: the table name's rule (at most 40 characters).
     if let Some(label) = doc.pointer_mut("/components/schemas/NewSession/properties/client") {
         label["pattern"] = json!(TABLE_NAME_PATTERN);
+    }
+    // A passkey's name: the same rule (at most 40 characters).
+    if let Some(name) = doc.pointer_mut("/components/schemas/AddPasskey/properties/name") {
+        name["pattern"] = json!(TABLE_NAME_PATTERN);
     }
     // A player's name: the same rule, at most PLAYER_NAME_MAX characters.
     let player = TABLE_NAME_PATTERN.replace("{0,38}", &format!("{{0,{}}}", crate::text::PLAYER_NAME_MAX - 2));

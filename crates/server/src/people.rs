@@ -13,16 +13,17 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{delete, get, post};
 use axum::{Json, Router};
 use spades_protocol::{
-    Account, ApiError, ErrorCode, GuestSignIn, IssuedSession, Me, NameSuggestion, NewSession, RenameAccount,
-    SessionDelivery, SessionInfo, SignedIn,
+    Account, AddPasskey, ApiError, ErrorCode, GuestSignIn, IssuedSession, Me, NameSuggestion, NewSession,
+    PasskeyInfo, PasskeyOptions, PasskeySignIn, RenameAccount, SessionDelivery, SessionInfo, SignedIn,
 };
 use uuid::Uuid;
 
-use crate::accounts::{Accounts, DeviceSecret, Requester};
+use crate::accounts::{Accounts, DeviceSecret, Requester, SessionToken};
 use crate::admission::over_tls;
 pub use crate::boundary::SESSION_COOKIE;
 use crate::boundary::{AccountChange, BrowserOrigin, JsonBody, MAX_BODY_BYTES, Signed, SigningIn};
 use crate::error::AppError;
+use crate::passkeys::PasskeyView;
 use crate::state::AppState;
 
 /// The routes, merged into `rest::routes` by `app.rs`.
@@ -33,6 +34,11 @@ pub fn routes() -> Router<AppState> {
         .route("/me", get(me).patch(rename))
         .route("/me/sessions", get(sessions).post(issue_session).delete(sign_out_everywhere))
         .route("/me/sessions/{session}", delete(sign_out))
+        .route("/me/passkeys/options", post(passkey_options))
+        .route("/me/passkeys", get(passkeys).post(add_passkey))
+        .route("/me/passkeys/{passkey}", delete(remove_passkey))
+        .route("/passkeys/options", post(sign_in_options))
+        .route("/passkeys/sign-in", post(passkey_sign_in))
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
 }
 
@@ -89,20 +95,34 @@ pub async fn guest(
         .accounts
         .guest(&secret, req.name.as_deref(), &who, || state.limits.allow_account(client))
         .await?;
+    Ok(signed_in(&state, peer, &headers, &signed, &token, req.session, created))
+}
+
+/// The answer of a sign-in: the account and its new session (`201` when
+/// the account was made), the token in the body or in the cookie.
+fn signed_in(
+    state: &AppState,
+    peer: SocketAddr,
+    headers: &HeaderMap,
+    signed: &crate::accounts::SignedIn,
+    token: &SessionToken,
+    delivery: SessionDelivery,
+    created: bool,
+) -> Response {
     let body = SignedIn {
         account: state.accounts.account_view(&signed.account),
         session: Accounts::session_view(&signed.session, signed.session.id),
-        token: (req.session == SessionDelivery::Bearer).then(|| token.0.clone()),
+        token: (delivery == SessionDelivery::Bearer).then(|| token.0.clone()),
         created,
     };
     let status = if created { StatusCode::CREATED } else { StatusCode::OK };
     let mut response = (status, Json(body)).into_response();
-    if req.session == SessionDelivery::Cookie {
+    if delivery == SessionDelivery::Cookie {
         let cookie =
-            session_cookie(&token.0, state.config.accounts.session_secs, secure(&state, peer, &headers));
+            session_cookie(&token.0, state.config.accounts.session_secs, secure(state, peer, headers));
         response.headers_mut().insert(header::SET_COOKIE, cookie);
     }
-    Ok(no_store(response))
+    no_store(response)
 }
 
 /// A generated display name that nobody holds now, to offer a first visitor.
@@ -299,6 +319,168 @@ pub async fn sign_out(
         return Ok(signed_out(&state, peer, &headers));
     }
     Ok(no_store(StatusCode::NO_CONTENT.into_response()))
+}
+
+fn passkey_info(p: &PasskeyView) -> PasskeyInfo {
+    PasskeyInfo {
+        id: p.id.clone(),
+        name: p.name.clone(),
+        created_at: p.created_at_ms,
+        last_used_at: p.last_used_at_ms,
+    }
+}
+
+fn options_json(ceremony: Uuid, options: serde_json::Value) -> Response {
+    no_store(Json(PasskeyOptions { ceremony, options }).into_response())
+}
+
+/// Begins adding a passkey to the signed-in account ("Keep this account").
+#[utoipa::path(
+    post,
+    path = "/api/v1/me/passkeys/options",
+    tag = "accounts",
+    security(("session_cookie" = []), ("bearer" = [])),
+    responses(
+        (status = 200, description = "The ceremony and the options of `navigator.credentials.create()` (a discoverable credential; the account's passkeys excluded)", body = PasskeyOptions),
+        (status = 401, description = "No session, or one that expired or was signed out (`unauthorized`)", body = ApiError),
+        (status = 403, description = "A browser page of an origin that is neither this server's nor allowed (`bad_message`)", body = ApiError),
+        (status = 429, description = "Too many requests from this address (`rate_limited`; see `Retry-After`)", body = ApiError),
+        (status = 503, description = "Passkeys cannot be written right now (`storage_unavailable`), or the server is too busy (`capacity`, `internal`)", body = ApiError),
+    )
+)]
+pub async fn passkey_options(
+    State(state): State<AppState>,
+    _: BrowserOrigin<AccountChange>,
+    Signed(who): Signed,
+) -> Result<Response, AppError> {
+    let (ceremony, options) = state.passkeys.start_registration(&who).await?;
+    Ok(options_json(ceremony, options))
+}
+
+/// Finishes adding a passkey to the signed-in account.
+#[utoipa::path(
+    post,
+    path = "/api/v1/me/passkeys",
+    tag = "accounts",
+    security(("session_cookie" = []), ("bearer" = [])),
+    request_body(content = AddPasskey, description = "The ceremony, the passkey's name and the browser's new credential"),
+    responses(
+        (status = 201, description = "The passkey is the account's", body = PasskeyInfo),
+        (status = 400, description = "A credential that is not one, does not verify or is added already (`bad_message`), a bad name (`invalid_name`) or body (`invalid_options`)", body = ApiError),
+        (status = 401, description = "No session, or one that expired or was signed out (`unauthorized`)", body = ApiError),
+        (status = 403, description = "A browser page of an origin that is neither this server's nor allowed (`bad_message`)", body = ApiError),
+        (status = 404, description = "The ceremony is unknown, was used, ran out or is another account's (`not_found`): begin again", body = ApiError),
+        (status = 413, description = "A body over 16 KiB (`bad_message`)", body = ApiError),
+        (status = 415, description = "A body that is not `Content-Type: application/json` (`bad_message`)", body = ApiError),
+        (status = 429, description = "Too many requests from this address (`rate_limited`; see `Retry-After`)", body = ApiError),
+        (status = 503, description = "Passkeys cannot be written right now (`storage_unavailable`), or the server is too busy (`capacity`, `internal`)", body = ApiError),
+    )
+)]
+pub async fn add_passkey(
+    State(state): State<AppState>,
+    _: BrowserOrigin<AccountChange>,
+    Signed(who): Signed,
+    JsonBody(req, ()): JsonBody<AddPasskey>,
+) -> Result<Response, AppError> {
+    let added = state.passkeys.finish_registration(&who, req.ceremony, &req.name, req.credential).await?;
+    Ok(no_store((StatusCode::CREATED, Json(passkey_info(&added))).into_response()))
+}
+
+/// The signed-in account's passkeys, the first added first.
+#[utoipa::path(
+    get,
+    path = "/api/v1/me/passkeys",
+    tag = "accounts",
+    security(("session_cookie" = []), ("bearer" = [])),
+    responses(
+        (status = 200, description = "The passkeys", body = Vec<PasskeyInfo>),
+        (status = 401, description = "No session, or one that expired or was signed out (`unauthorized`)", body = ApiError),
+        (status = 429, description = "Too many requests from this address (`rate_limited`; see `Retry-After`)", body = ApiError),
+        (status = 503, description = "Passkeys cannot be read right now (`storage_unavailable`), or the server is too busy (`capacity`, `internal`)", body = ApiError),
+    )
+)]
+pub async fn passkeys(State(state): State<AppState>, Signed(who): Signed) -> Result<Response, AppError> {
+    let list: Vec<PasskeyInfo> = state.passkeys.list(&who).await?.iter().map(passkey_info).collect();
+    Ok(no_store(Json(list).into_response()))
+}
+
+/// Removes a passkey of the signed-in account.
+#[utoipa::path(
+    delete,
+    path = "/api/v1/me/passkeys/{passkey}",
+    tag = "accounts",
+    security(("session_cookie" = []), ("bearer" = [])),
+    params(("passkey" = String, Path, description = "The passkey's id")),
+    responses(
+        (status = 204, description = "Removed: it signs nobody in any more"),
+        (status = 401, description = "No session, or one that expired or was signed out (`unauthorized`)", body = ApiError),
+        (status = 403, description = "A browser page of an origin that is neither this server's nor allowed (`bad_message`)", body = ApiError),
+        (status = 404, description = "No passkey of this account has this id (`not_found`)", body = ApiError),
+        (status = 429, description = "Too many requests from this address (`rate_limited`; see `Retry-After`)", body = ApiError),
+        (status = 503, description = "Passkeys cannot be written right now (`storage_unavailable`), or the server is too busy (`capacity`, `internal`)", body = ApiError),
+    )
+)]
+pub async fn remove_passkey(
+    State(state): State<AppState>,
+    Path(passkey): Path<String>,
+    _: BrowserOrigin<AccountChange>,
+    Signed(who): Signed,
+) -> Result<Response, AppError> {
+    if !state.passkeys.remove(&who, &passkey).await? {
+        return Err(AppError::new(ErrorCode::NotFound, "no passkey of yours has this id"));
+    }
+    Ok(no_store(StatusCode::NO_CONTENT.into_response()))
+}
+
+/// Begins signing in with a passkey (no name asked: the authenticator
+/// offers the passkeys it holds for this site).
+#[utoipa::path(
+    post,
+    path = "/api/v1/passkeys/options",
+    tag = "accounts",
+    responses(
+        (status = 200, description = "The ceremony and the options of `navigator.credentials.get()`", body = PasskeyOptions),
+        (status = 403, description = "A browser page of an origin that is neither this server's nor allowed (`bad_message`)", body = ApiError),
+        (status = 429, description = "Too many requests from this address (`rate_limited`; see `Retry-After`)", body = ApiError),
+        (status = 503, description = "Passkeys cannot be written right now (`storage_unavailable`), or the server is too busy (`capacity`, `internal`)", body = ApiError),
+    )
+)]
+pub async fn sign_in_options(
+    State(state): State<AppState>,
+    _: BrowserOrigin<SigningIn>,
+) -> Result<Response, AppError> {
+    let (ceremony, options) = state.passkeys.start_sign_in().await?;
+    Ok(options_json(ceremony, options))
+}
+
+/// Finishes signing in with a passkey: a new session of its account.
+#[utoipa::path(
+    post,
+    path = "/api/v1/passkeys/sign-in",
+    tag = "accounts",
+    request_body(content = PasskeySignIn, description = "The ceremony and the browser's assertion"),
+    responses(
+        (status = 200, description = "Signed in to the passkey's account (a new session); with `session: cookie` the `spades_session` cookie is set", body = SignedIn),
+        (status = 400, description = "A body of the wrong shape (`invalid_options`)", body = ApiError),
+        (status = 401, description = "The passkey did not sign anybody in (`unauthorized`): the same answer whatever went wrong (the ceremony, the assertion, the passkey)", body = ApiError),
+        (status = 403, description = "A browser page of an origin that is neither this server's nor allowed (`bad_message`)", body = ApiError),
+        (status = 413, description = "A body over 16 KiB (`bad_message`)", body = ApiError),
+        (status = 415, description = "A body that is not `Content-Type: application/json` (`bad_message`)", body = ApiError),
+        (status = 429, description = "Too many requests from this address (`rate_limited`; see `Retry-After`)", body = ApiError),
+        (status = 503, description = "Passkeys cannot be read right now (`storage_unavailable`), or the server is too busy (`capacity`, `internal`)", body = ApiError),
+    )
+)]
+pub async fn passkey_sign_in(
+    State(state): State<AppState>,
+    ConnectInfo(peer): ConnectInfo<SocketAddr>,
+    headers: HeaderMap,
+    _: BrowserOrigin<SigningIn>,
+    JsonBody(req, ()): JsonBody<PasskeySignIn>,
+) -> Result<Response, AppError> {
+    let client = state.client_ip(peer.ip(), &headers);
+    let who = Requester::new(headers.get(header::USER_AGENT).and_then(|v| v.to_str().ok()), client);
+    let (signed, token) = state.passkeys.finish_sign_in(req.ceremony, req.credential, &who).await?;
+    Ok(signed_in(&state, peer, &headers, &signed, &token, req.session, false))
 }
 
 #[cfg(test)]

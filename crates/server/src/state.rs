@@ -18,6 +18,7 @@ use crate::cluster::Cluster;
 use crate::config::{Cidr, Config};
 use crate::directory::Directory;
 use crate::hosting::Hosting;
+use crate::passkeys::{Passkeys, relying_party};
 use crate::storage::Journal;
 
 /// State shared by every request and connection.
@@ -33,6 +34,8 @@ pub struct Shared {
     pub journal: Journal,
     /// Accounts and sessions.
     pub accounts: Arc<Accounts>,
+    /// Passkeys: the relying party and the accounts' credentials.
+    pub passkeys: Arc<Passkeys>,
     /// Cancelled when the server shuts down.
     pub shutdown: CancellationToken,
     /// Tracks table and connection tasks, to wait for them on shutdown.
@@ -56,12 +59,15 @@ pub type AppState = Arc<Shared>;
 impl Shared {
     /// The state of a server with `config`, writing to `journal`, for one
     /// node of a cluster (or none).
+    ///
+    /// # Errors
+    /// No passkey relying party can be made of `server.public_url`.
     pub fn new(
         config: Config,
         journal: Journal,
         shutdown: CancellationToken,
         cluster: Option<Arc<Cluster>>,
-    ) -> AppState {
+    ) -> Result<AppState, String> {
         let tracker = TaskTracker::new();
         let leasing = cluster.clone().map(|c| c as Arc<dyn crate::hosting::Leasing>);
         let hosting =
@@ -71,12 +77,18 @@ impl Shared {
         let trusted_proxies = config.trusted_proxies();
         let requests = Arc::new(Semaphore::new(config.limits.max_concurrent_requests));
         let accounts = Arc::new(Accounts::new(journal.accounts(), config.accounts.clone()));
-        Arc::new(Shared {
+        let passkeys = Arc::new(Passkeys::new(
+            relying_party(&config.server)?,
+            journal.accounts().passkeys(),
+            Arc::clone(&accounts),
+        ));
+        Ok(Arc::new(Shared {
             config,
             hosting,
             tables,
             journal,
             accounts,
+            passkeys,
             shutdown,
             tracker,
             connections: AtomicUsize::new(0),
@@ -84,7 +96,7 @@ impl Shared {
             trusted_proxies,
             requests,
             cluster,
-        })
+        }))
     }
 
     /// The client address of a request from TCP peer `peer` (see

@@ -169,7 +169,7 @@ async fn insert_shaped(db: &Db, stage: usize, id: Uuid, p: &Played) {
                 .await;
             }
         }
-        2..=9 => {
+        2..=10 => {
             // Migration 3 adds the cluster's lease columns (empty for a
             // single server); from migration 4 on, a fair match's seeds
             // (JSON). Migration 5 changes an index and a storage parameter
@@ -250,6 +250,15 @@ async fn insert_shaped(db: &Db, stage: usize, id: Uuid, p: &Played) {
             lit(&format!("device-{id}"))
         ))
         .await;
+        if stage >= 10 {
+            // A passkey, its time in milliseconds as every time is.
+            db.exec(&format!(
+                "INSERT INTO passkeys (id, account_id, name, credential, created_at, last_used_at) \
+                 VALUES ({}, {id_lit}, 'Phone', '{{}}', 1790000000000, 1790000000001)",
+                lit(&format!("passkey-{id}"))
+            ))
+            .await;
+        }
         db.exec(&format!(
             "INSERT INTO sessions (id, token_hash, account_id, client, address, created_at, last_used_at, \
              expires_at) VALUES ({id_lit}, {}, {id_lit}, 'test', '127.0.0.1', {created}, {created}, {})",
@@ -338,6 +347,14 @@ async fn every_stage_survives(kind: &str, db: Db, url: &str, data_dir: &Path) {
             assert_eq!(session.account, *id, "{kind}");
             let holder = accounts.name_holder(&format!("skeleton v{stage}"), 0).await.unwrap().unwrap();
             assert_eq!(holder.account, *id, "{kind}");
+        }
+        if *stage >= 10 {
+            let passkey = journal.accounts().passkeys().get(&format!("passkey-{id}")).await.unwrap().unwrap();
+            assert_eq!((passkey.account, passkey.name.as_str()), (*id, "Phone"), "{kind}");
+            assert_eq!(
+                (passkey.created_at_ms, passkey.last_used_at_ms),
+                (1_790_000_000_000, Some(1_790_000_000_001))
+            );
         }
         // The summary columns are filled in for rows written before them.
         let s = summaries.iter().find(|s| s.table == *id).unwrap();

@@ -68,7 +68,7 @@ export function firstLoadTests(suite) {
       const modules = [...fetched].filter((f) => f.endsWith('.js')).sort();
       const expected = new Set([...js(lobbyGraph), ...js(staticGraph(WEB, 'looks.js'))]);
       assert.deepEqual(modules, [...expected].sort(), 'the modules of a lobby load');
-      for (const other of ['js/table.js', 'js/tutorial.js', 'js/replay.js', 'js/me.js', 'js/verify.js', 'js/sha256.js', 'tutorial.css']) {
+      for (const other of ['js/table.js', 'js/tutorial.js', 'js/replay.js', 'js/me.js', 'js/passkey.js', 'js/verify.js', 'js/sha256.js', 'tutorial.css', 'account.css']) {
         assert.ok(!fetched.has(other), `${other} is not fetched for the lobby`);
       }
 

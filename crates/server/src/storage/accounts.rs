@@ -238,7 +238,7 @@ impl AccountStore {
     }
 
     /// Runs one operation within the store's timeout.
-    async fn run<T, F, Fut>(&self, what: &str, op: F) -> Result<T, StorageError>
+    pub(super) async fn run<T, F, Fut>(&self, what: &str, op: F) -> Result<T, StorageError>
     where
         F: FnOnce(Pool) -> Fut,
         Fut: Future<Output = Result<T, sqlx::Error>>,

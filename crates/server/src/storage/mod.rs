@@ -21,12 +21,14 @@ mod accounts;
 mod faults;
 mod lease;
 mod memory;
+mod passkeys;
 mod sql;
 
 pub use accounts::{AccountRow, AccountStore, Created, NameHolder, NewGuest, Rename, Renamed, SessionRow};
 pub use faults::{Faults, Op};
 pub use lease::{Claimed, Leases, NodeRow, Owner, Registered, TableCounts};
 pub use memory::MemoryStore;
+pub use passkeys::{Ceremony, CeremonyKind, PasskeyRow, PasskeyStore};
 use sql::WriteOp;
 pub use sql::{SqlStore, execute_raw};
 

@@ -494,6 +494,15 @@ async fn no_session_token_or_device_secret_reaches_the_log() {
     assert_eq!(issued.status, 201, "{}", issued.body);
     let issued = issued.body["token"].as_str().unwrap().to_owned();
     assert_eq!(send(http.get(url("/api/v1/me")).bearer_auth(&issued)).await.status, 200);
+    // Passkey ceremonies: their challenges stay out of the log.
+    let adding = send(http.post(url("/api/v1/me/passkeys/options")).header("cookie", &cookie)).await;
+    assert_eq!(adding.status, 200, "{}", adding.body);
+    let signing = send(http.post(url("/api/v1/passkeys/options"))).await;
+    assert_eq!(signing.status, 200, "{}", signing.body);
+    let challenges: Vec<String> = [&adding, &signing]
+        .iter()
+        .map(|a| a.body["options"]["publicKey"]["challenge"].as_str().unwrap().to_owned())
+        .collect();
     assert_eq!(send(http.get(url("/api/v1/me")).header("cookie", &cookie)).await.status, 200);
     assert_eq!(send(http.get(url("/api/v1/me")).bearer_auth(&token)).await.status, 200);
     let r = send(http.patch(url("/api/v1/me")).bearer_auth(&token).json(&json!({"name": "Bo"}))).await;
@@ -519,6 +528,8 @@ async fn no_session_token_or_device_secret_reaches_the_log() {
     let cookie_value = cookie.trim_start_matches("spades_session=");
     for (what, secret) in
         [("device secret", &browser), ("device secret", &native), ("token", &token), ("token", &issued)]
+            .into_iter()
+            .chain(challenges.iter().map(|c| ("passkey challenge", c)))
     {
         assert!(!text.contains(secret.as_str()), "a {what} is in the log");
     }
@@ -722,5 +733,111 @@ async fn the_account_that_creates_a_table_owns_it_without_the_token() {
     )
     .await;
     assert_eq!(stale.status, 201);
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn passkey_ceremonies_refuse_what_they_did_not_ask_for() {
+    let server = spawn_server(config()).await;
+    let (ann, _) = bearer(&server, 1, "Ann").await;
+    let (bo, _) = bearer(&server, 2, "Bo").await;
+    let post = |path: &str, token: Option<&str>, body: Value| {
+        let req = server.http.post(server.url(path)).json(&body);
+        send(match token {
+            Some(t) => req.bearer_auth(t),
+            None => req,
+        })
+    };
+    // Adding a passkey: the options ask for a discoverable credential of
+    // this account, on this server's relying party (localhost).
+    let start = post("/api/v1/me/passkeys/options", Some(&ann), json!({})).await;
+    assert_eq!(start.status, 200, "{}", start.body);
+    let options = &start.body["options"]["publicKey"];
+    assert_eq!(options["rp"]["id"], json!("localhost"));
+    assert_eq!(options["user"]["name"], json!("Ann"));
+    assert_eq!(options["authenticatorSelection"]["residentKey"], json!("required"));
+    assert_eq!(options["authenticatorSelection"]["userVerification"], json!("required"));
+    let ceremony = start.body["ceremony"].as_str().unwrap().to_owned();
+    let fake = json!({
+        "id": "AAAA", "rawId": "AAAA", "type": "public-key",
+        "response": {"attestationObject": "AAAA", "clientDataJSON": "AAAA"}
+    });
+    let add = |token: &str, ceremony: &Value, credential: &Value| {
+        post(
+            "/api/v1/me/passkeys",
+            Some(token),
+            json!({"ceremony": ceremony, "name": "Phone", "credential": credential}),
+        )
+    };
+    // Another account cannot answer Ann's ceremony (nor use it up).
+    let other = add(&bo, &json!(ceremony), &fake).await;
+    let gone = "this passkey request is unknown, was used or ran out: add the passkey again";
+    assert_eq!(refused(&other, 404, ErrorCode::NotFound), gone);
+    // An answer that is no WebAuthn credential: refused, and the ceremony used up.
+    let junk = add(&ann, &json!(ceremony), &json!({"id": 1})).await;
+    assert_eq!(
+        refused(&junk, 400, ErrorCode::BadMessage),
+        "the passkey's answer is not a WebAuthn credential"
+    );
+    let again = add(&ann, &json!(ceremony), &fake).await;
+    assert_eq!(refused(&again, 404, ErrorCode::NotFound), gone);
+    let made_up = add(&ann, &json!(uuid::Uuid::new_v4()), &fake).await;
+    assert_eq!(refused(&made_up, 404, ErrorCode::NotFound), gone);
+    // An answer to a fresh ceremony that does not verify.
+    let fresh = post("/api/v1/me/passkeys/options", Some(&ann), json!({})).await;
+    let bad = add(&ann, &fresh.body["ceremony"], &fake).await;
+    assert_eq!(refused(&bad, 400, ErrorCode::BadMessage), "the passkey could not be verified: try again");
+    let list = send(server.http.get(server.url("/api/v1/me/passkeys")).bearer_auth(&ann)).await;
+    assert_eq!(list.body, json!([]), "nothing was added");
+    let none = post("/api/v1/me/passkeys/options", None, json!({})).await;
+    refused(&none, 401, ErrorCode::Unauthorized);
+    // Signing in: every failure says the same, whether or not the passkey exists.
+    let sign = post("/api/v1/passkeys/options", None, json!({})).await;
+    assert_eq!(sign.status, 200, "{}", sign.body);
+    assert_eq!(sign.body["options"]["publicKey"]["allowCredentials"], json!([]));
+    let assertion = json!({
+        "id": "AAAA", "rawId": "AAAA", "type": "public-key",
+        "response": {"authenticatorData": "AAAA", "clientDataJSON": "AAAA", "signature": "AAAA", "userHandle": "AAAA"}
+    });
+    let said = |a: &Answer| refused(a, 401, ErrorCode::Unauthorized);
+    let unknown = post(
+        "/api/v1/passkeys/sign-in",
+        None,
+        json!({"ceremony": sign.body["ceremony"], "credential": assertion}),
+    )
+    .await;
+    let message = said(&unknown);
+    assert_eq!(message, "that passkey could not sign you in: try again, or use another");
+    let replayed = post(
+        "/api/v1/passkeys/sign-in",
+        None,
+        json!({"ceremony": sign.body["ceremony"], "credential": assertion}),
+    )
+    .await;
+    assert_eq!(said(&replayed), message);
+    let made_up = post(
+        "/api/v1/passkeys/sign-in",
+        None,
+        json!({"ceremony": uuid::Uuid::new_v4(), "credential": assertion}),
+    )
+    .await;
+    assert_eq!(said(&made_up), message);
+    let fresh = post("/api/v1/passkeys/options", None, json!({})).await;
+    let junk = post(
+        "/api/v1/passkeys/sign-in",
+        None,
+        json!({"ceremony": fresh.body["ceremony"], "credential": {"id": 1}}),
+    )
+    .await;
+    assert_eq!(said(&junk), message);
+    assert!(unknown.cookie.is_none());
+    // Another site's page may not begin either ceremony.
+    let evil = send(
+        server.http.post(server.url("/api/v1/passkeys/options")).header("origin", "https://evil.example"),
+    )
+    .await;
+    refused(&evil, 403, ErrorCode::BadMessage);
+    let missing = send(server.http.delete(server.url("/api/v1/me/passkeys/abcd")).bearer_auth(&ann)).await;
+    refused(&missing, 404, ErrorCode::NotFound);
     server.stop().await;
 }

@@ -1,6 +1,7 @@
 //! Sessions in a cluster: any node accepts a session made on another (no
-//! sticky sessions), and a session signed out on one node closes its
-//! WebSockets on every node within seconds.
+//! sticky sessions), a passkey ceremony begun on one node is finished (once)
+//! on another, and a session signed out on one node closes its WebSockets
+//! on every node within seconds.
 
 use std::time::Duration;
 
@@ -50,6 +51,35 @@ async fn a_session_works_on_every_node_and_a_sign_out_closes_its_sockets_everywh
         .await
         .unwrap();
     assert_eq!(taken.status(), 409);
+
+    // A passkey ceremony begun on n1 is found on n2 (the answer is then
+    // checked, and refused: it is no credential), and used once there, it
+    // is gone on n1 too.
+    let begun: Value = http
+        .post(url(&n1, "/api/v1/me/passkeys/options"))
+        .bearer_auth(&token)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert!(begun["ceremony"].is_string(), "{begun}");
+    let fake = json!({
+        "ceremony": begun["ceremony"], "name": "Phone",
+        "credential": {"id": "AAAA", "rawId": "AAAA", "type": "public-key",
+            "response": {"attestationObject": "AAAA", "clientDataJSON": "AAAA"}}
+    });
+    let answer =
+        |node: &Node| http.post(url(node, "/api/v1/me/passkeys")).bearer_auth(&token).json(&fake).send();
+    let on_n2: Value = answer(&n2).await.unwrap().json().await.unwrap();
+    assert_eq!(on_n2["message"], json!("the passkey could not be verified: try again"), "{on_n2}");
+    let on_n1: Value = answer(&n1).await.unwrap().json().await.unwrap();
+    assert_eq!(
+        on_n1["message"],
+        json!("this passkey request is unknown, was used or ran out: add the passkey again"),
+        "{on_n1}"
+    );
 
     // Sockets of the session on both nodes, watching a table; a socket
     // without a session beside them.
