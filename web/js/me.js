@@ -115,7 +115,12 @@ export function mountMe(root, { setTitle }) {
         const ok = await confirmDialog({
           id: 'passkey-remove',
           title: `Remove ${p.name}?`,
-          body: h('p', {}, 'It will no longer sign this account in. This browser stays signed in.'),
+          body: [
+            h('p', {}, 'It will no longer sign this account in. This browser stays signed in.'),
+            passkeys.length === 1
+              ? h('p', {}, h('strong', {}, 'It is the last one:'), ' the account then lives only where it is signed in now, and in the browser that made it, while it keeps its data.')
+              : null,
+          ],
           confirm: 'Remove',
           danger: true,
         });

@@ -31,6 +31,8 @@ type Keyed = governor::DefaultKeyedRateLimiter<IpAddr>;
 pub struct Limits {
     tables: Option<Keyed>,
     accounts: Option<Keyed>,
+    sign_ins: Option<Keyed>,
+    account_sign_ins: Option<governor::DefaultKeyedRateLimiter<uuid::Uuid>>,
     connections: Option<Keyed>,
     requests: Option<Keyed>,
     /// Open connections by client key.
@@ -123,6 +125,9 @@ impl Limits {
             tables: limiter(config.tables_per_minute_per_ip),
             accounts: NonZeroU32::new(config.accounts_per_hour_per_ip)
                 .map(|n| governor::RateLimiter::keyed(governor::Quota::per_hour(n))),
+            sign_ins: limiter(config.sign_ins_per_minute_per_ip),
+            account_sign_ins: NonZeroU32::new(config.sign_ins_per_minute_per_account)
+                .map(|n| governor::RateLimiter::keyed(governor::Quota::per_minute(n))),
             connections: limiter(config.connections_per_minute_per_ip),
             requests: limiter(config.requests_per_minute_per_ip),
             open: DashMap::new(),
@@ -151,6 +156,27 @@ impl Limits {
     /// The wait, when the address is over its limit.
     pub fn allow_account(&self, ip: IpAddr) -> Result<(), Duration> {
         Limits::check(self.accounts.as_ref(), ip)
+    }
+
+    /// Whether `ip` may try to sign in with a passkey now; else how long to
+    /// wait.
+    ///
+    /// # Errors
+    /// The wait, when the address is over its limit.
+    pub fn allow_sign_in(&self, ip: IpAddr) -> Result<(), Duration> {
+        Limits::check(self.sign_ins.as_ref(), ip)
+    }
+
+    /// Whether a passkey may try to sign `account` in now (whoever tries,
+    /// from wherever); else how long to wait.
+    ///
+    /// # Errors
+    /// The wait, when the account is over its limit.
+    pub fn allow_account_sign_in(&self, account: uuid::Uuid) -> Result<(), Duration> {
+        match &self.account_sign_ins {
+            None => Ok(()),
+            Some(l) => l.check_key(&account).map_err(|n| wait_of(&n)),
+        }
     }
 
     /// Whether `ip` may open a connection now; else how long to wait.
@@ -204,7 +230,18 @@ impl Limits {
 
     /// Forgets addresses that have not been seen for a while.
     pub fn forget_idle(&self) {
-        for l in self.tables.iter().chain(&self.accounts).chain(&self.connections).chain(&self.requests) {
+        for l in self
+            .tables
+            .iter()
+            .chain(&self.accounts)
+            .chain(&self.sign_ins)
+            .chain(&self.connections)
+            .chain(&self.requests)
+        {
+            l.retain_recent();
+            l.shrink_to_fit();
+        }
+        if let Some(l) = &self.account_sign_ins {
             l.retain_recent();
             l.shrink_to_fit();
         }

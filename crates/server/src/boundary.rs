@@ -128,6 +128,20 @@ impl AddressLimit for NewTables {
     }
 }
 
+/// Sign-in attempts with a passkey from the address
+/// (`limits.sign_ins_per_minute_per_ip`).
+#[derive(Debug)]
+pub struct SignIns;
+
+impl AddressLimit for SignIns {
+    const METRIC: &'static str = "sign_ins";
+    const REFUSAL: &'static str = "too many sign-in attempts from your address: wait a minute";
+
+    fn check(limits: &Limits, ip: IpAddr) -> Result<(), Duration> {
+        limits.allow_sign_in(ip)
+    }
+}
+
 /// The client's address (behind trusted proxies, [`AppState::client_ip`])
 /// is within its rate `L`; the request counts against it. Refused: 429,
 /// `rate_limited`, with `Retry-After`.

@@ -399,6 +399,12 @@ pub struct LimitsConfig {
     pub tables_per_minute_per_ip: u32,
     /// Accounts one IP address may make per hour (0: no limit).
     pub accounts_per_hour_per_ip: u32,
+    /// Sign-in attempts with a passkey one IP address may make per minute
+    /// (0: no limit).
+    pub sign_ins_per_minute_per_ip: u32,
+    /// Sign-in attempts with a passkey per minute for one account, from
+    /// anywhere (0: no limit).
+    pub sign_ins_per_minute_per_account: u32,
     /// WebSocket connections one IP address may open per minute (0: no
     /// limit).
     pub connections_per_minute_per_ip: u32,
@@ -433,6 +439,8 @@ impl Default for LimitsConfig {
             messages_per_10s: 100,
             tables_per_minute_per_ip: 30,
             accounts_per_hour_per_ip: 20,
+            sign_ins_per_minute_per_ip: 10,
+            sign_ins_per_minute_per_account: 5,
             connections_per_minute_per_ip: 120,
             connections_per_ip: 32,
             connections_per_seat: 4,

@@ -19,7 +19,7 @@
 //! | `spades_relayed_tables` | gauge | tables owned by another node that connections here are relayed to (cluster mode) |
 //! | `spades_owned_tables` | gauge | unfinished tables this node holds a live lease on (cluster mode) |
 //! | `spades_unowned_tables` | gauge | unfinished tables of the whole cluster without a live owner for longer than a lease (cluster mode; alert when above 0) |
-//! | `spades_rate_limited_total` | counter | `what` (tables, accounts, connections, open_connections, requests, messages) |
+//! | `spades_rate_limited_total` | counter | `what` (tables, accounts, sign_ins, account_sign_ins, connections, open_connections, requests, messages) |
 //! | `spades_requests_shed_total` | counter | `reason` (capacity, timeout): REST requests answered 503 |
 //! | `spades_storage_write_timeouts_total` | counter | |
 //! | `spades_storage_batch_retries_total` | counter | |
@@ -88,8 +88,16 @@ pub const DISCONNECT_REASONS: [&str; 11] = [
     "error",
 ];
 /// `spades_rate_limited_total` kinds.
-pub const RATE_LIMITED: [&str; 6] =
-    ["tables", "accounts", "connections", "open_connections", "requests", "messages"];
+pub const RATE_LIMITED: [&str; 8] = [
+    "tables",
+    "accounts",
+    "sign_ins",
+    "account_sign_ins",
+    "connections",
+    "open_connections",
+    "requests",
+    "messages",
+];
 /// `spades_requests_shed_total` reasons.
 pub const SHED_REASONS: [&str; 2] = ["capacity", "timeout"];
 /// Counters without labels.

@@ -293,12 +293,15 @@ impl Passkeys {
     /// # Errors
     /// `unauthorized` (401), the same for every failure (an unknown or
     /// used ceremony, an answer that is no assertion, an unknown passkey,
-    /// one that does not verify); storage.
+    /// one that does not verify); `rate_limited` when `may_try` refuses
+    /// the account the passkey names (asked before anything is looked up,
+    /// so it tells nothing about the account); storage.
     pub async fn finish_sign_in(
         &self,
         ceremony: Uuid,
         credential: Value,
         who: &Requester,
+        may_try: impl FnOnce(Uuid) -> Result<(), Duration>,
     ) -> Result<(SignedIn, SessionToken), AppError> {
         let no = || AppError::new(ErrorCode::Unauthorized, SIGN_IN_REFUSED);
         let now = now_ms();
@@ -311,6 +314,13 @@ impl Passkeys {
         let credential: PublicKeyCredential = serde_json::from_value(credential).map_err(|_| no())?;
         let credential = &credential;
         let (user, raw_id) = self.rp.identify_discoverable_authentication(credential).map_err(|_| no())?;
+        if let Err(wait) = may_try(user) {
+            crate::metrics::rate_limited("account_sign_ins");
+            return Err(AppError::rate_limited(
+                "too many sign-in attempts for this account: wait a minute",
+                wait,
+            ));
+        }
         let id = credential_id(raw_id);
         let Some(row) = self.store.get(&id).await.map_err(|e| storage(&e))?.filter(|r| r.account == user)
         else {

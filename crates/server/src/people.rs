@@ -21,7 +21,9 @@ use uuid::Uuid;
 use crate::accounts::{Accounts, DeviceSecret, Requester, SessionToken};
 use crate::admission::over_tls;
 pub use crate::boundary::SESSION_COOKIE;
-use crate::boundary::{AccountChange, BrowserOrigin, JsonBody, MAX_BODY_BYTES, Signed, SigningIn};
+use crate::boundary::{
+    AccountChange, BrowserOrigin, JsonBody, MAX_BODY_BYTES, PerAddress, SignIns, Signed, SigningIn,
+};
 use crate::error::AppError;
 use crate::passkeys::PasskeyView;
 use crate::state::AppState;
@@ -466,7 +468,7 @@ pub async fn sign_in_options(
         (status = 403, description = "A browser page of an origin that is neither this server's nor allowed (`bad_message`)", body = ApiError),
         (status = 413, description = "A body over 16 KiB (`bad_message`)", body = ApiError),
         (status = 415, description = "A body that is not `Content-Type: application/json` (`bad_message`)", body = ApiError),
-        (status = 429, description = "Too many requests from this address (`rate_limited`; see `Retry-After`)", body = ApiError),
+        (status = 429, description = "Too many sign-in attempts from this address (`limits.sign_ins_per_minute_per_ip`) or for the account the passkey names (`limits.sign_ins_per_minute_per_account`), or too many requests (`rate_limited`; see `Retry-After`)", body = ApiError),
         (status = 503, description = "Passkeys cannot be read right now (`storage_unavailable`), or the server is too busy (`capacity`, `internal`)", body = ApiError),
     )
 )]
@@ -475,11 +477,11 @@ pub async fn passkey_sign_in(
     ConnectInfo(peer): ConnectInfo<SocketAddr>,
     headers: HeaderMap,
     _: BrowserOrigin<SigningIn>,
-    JsonBody(req, ()): JsonBody<PasskeySignIn>,
+    JsonBody(req, limited): JsonBody<PasskeySignIn, PerAddress<SignIns>>,
 ) -> Result<Response, AppError> {
-    let client = state.client_ip(peer.ip(), &headers);
-    let who = Requester::new(headers.get(header::USER_AGENT).and_then(|v| v.to_str().ok()), client);
-    let (signed, token) = state.passkeys.finish_sign_in(req.ceremony, req.credential, &who).await?;
+    let who = Requester::new(headers.get(header::USER_AGENT).and_then(|v| v.to_str().ok()), limited.client);
+    let may_try = |account| state.limits.allow_account_sign_in(account);
+    let (signed, token) = state.passkeys.finish_sign_in(req.ceremony, req.credential, &who, may_try).await?;
     Ok(signed_in(&state, peer, &headers, &signed, &token, req.session, false))
 }
 

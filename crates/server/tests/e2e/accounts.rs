@@ -841,3 +841,43 @@ async fn passkey_ceremonies_refuse_what_they_did_not_ask_for() {
     refused(&missing, 404, ErrorCode::NotFound);
     server.stop().await;
 }
+
+/// A passkey sign-in whose assertion names the user handle `handle` (base64url).
+async fn sign_in_as(server: &TestServer, handle: &str) -> Answer {
+    let begun = send(server.http.post(server.url("/api/v1/passkeys/options"))).await;
+    let assertion = json!({
+        "id": "AAAA", "rawId": "AAAA", "type": "public-key",
+        "response": {"authenticatorData": "AAAA", "clientDataJSON": "AAAA", "signature": "AAAA", "userHandle": handle}
+    });
+    let body = json!({"ceremony": begun.body["ceremony"], "credential": assertion});
+    send(server.http.post(server.url("/api/v1/passkeys/sign-in")).json(&body)).await
+}
+
+#[tokio::test]
+async fn passkey_sign_ins_are_limited_per_address_and_per_account() {
+    let mut cfg = config();
+    cfg.limits.sign_ins_per_minute_per_ip = 4;
+    cfg.limits.sign_ins_per_minute_per_account = 2;
+    let server = spawn_server(cfg).await;
+    // A user handle of 16 bytes names an account (none has it): two tries
+    // for it, then it is limited, whoever tries; the answer says nothing
+    // of whether it exists.
+    const ACCOUNT: &str = "AAECAwQFBgcICQoLDA0ODw";
+    for _ in 0..2 {
+        refused(&sign_in_as(&server, ACCOUNT).await, 401, ErrorCode::Unauthorized);
+    }
+    let limited = sign_in_as(&server, ACCOUNT).await;
+    assert_eq!(
+        refused(&limited, 429, ErrorCode::RateLimited),
+        "too many sign-in attempts for this account: wait a minute"
+    );
+    assert!(limited.headers.contains_key("retry-after"));
+    // The address's own limit: its fourth try this minute, then no more.
+    refused(&sign_in_as(&server, "AQ").await, 401, ErrorCode::Unauthorized);
+    let from_here = sign_in_as(&server, "AQ").await;
+    assert_eq!(
+        refused(&from_here, 429, ErrorCode::RateLimited),
+        "too many sign-in attempts from your address: wait a minute"
+    );
+    server.stop().await;
+}
