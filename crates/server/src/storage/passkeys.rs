@@ -368,3 +368,64 @@ macro_rules! backend {
 
 backend!(sqlite, sqlx::sqlite::SqlitePool);
 backend!(pg, sqlx::postgres::PgPool);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::storage::{AccountStore, NewGuest};
+
+    async fn account(store: &AccountStore, n: u8) -> Uuid {
+        let id = Uuid::new_v4();
+        let (name, skeleton, device) = (format!("P{n}"), format!("p{n}"), format!("device-{n}"));
+        let new = NewGuest { id, name: &name, skeleton: &skeleton, device_hash: &device, now_ms: 1 };
+        store.create_guest(&new).await.unwrap();
+        id
+    }
+
+    #[tokio::test]
+    async fn a_ceremony_is_taken_once_by_its_kind_and_account_before_it_runs_out() {
+        let store = AccountStore::memory();
+        let (ann, bo) = (account(&store, 1).await, account(&store, 2).await);
+        let passkeys = store.passkeys();
+        let ceremony = |account| Ceremony { kind: CeremonyKind::Register, account, state: "{}".into() };
+        let id = Uuid::new_v4();
+        passkeys.begin(id, &ceremony(Some(ann)), 1_000).await.unwrap();
+        // Not another account's, not as the other kind.
+        assert!(passkeys.take(id, CeremonyKind::Register, Some(bo), 500).await.unwrap().is_none());
+        assert!(passkeys.take(id, CeremonyKind::SignIn, None, 500).await.unwrap().is_none());
+        // Its own, once.
+        let taken = passkeys.take(id, CeremonyKind::Register, Some(ann), 500).await.unwrap().unwrap();
+        assert_eq!((taken.account, taken.state.as_str()), (Some(ann), "{}"));
+        assert!(passkeys.take(id, CeremonyKind::Register, Some(ann), 500).await.unwrap().is_none());
+        // Run out: gone, even unused.
+        let late = Uuid::new_v4();
+        passkeys.begin(late, &ceremony(Some(ann)), 1_000).await.unwrap();
+        assert!(passkeys.take(late, CeremonyKind::Register, Some(ann), 1_000).await.unwrap().is_none());
+        passkeys.sweep(2_000).await.unwrap();
+        assert!(passkeys.take(late, CeremonyKind::Register, Some(ann), 0).await.unwrap().is_none());
+    }
+
+    #[tokio::test]
+    async fn a_credential_belongs_to_one_account() {
+        let store = AccountStore::memory();
+        let (ann, bo) = (account(&store, 1).await, account(&store, 2).await);
+        let passkeys = store.passkeys();
+        let row = |account| PasskeyRow {
+            id: "c0ffee".into(),
+            account,
+            name: "Phone".into(),
+            credential: "{}".into(),
+            created_at_ms: 5,
+            last_used_at_ms: None,
+        };
+        assert!(passkeys.add(&row(ann)).await.unwrap());
+        assert!(!passkeys.add(&row(bo)).await.unwrap(), "another account cannot add it");
+        assert!(!passkeys.add(&row(ann)).await.unwrap(), "nor the same one twice");
+        assert_eq!(passkeys.get("c0ffee").await.unwrap().unwrap().account, ann);
+        assert!(passkeys.of_account(bo).await.unwrap().is_empty());
+        // Removed only by its account.
+        assert!(!passkeys.remove(bo, "c0ffee").await.unwrap());
+        assert!(passkeys.remove(ann, "c0ffee").await.unwrap());
+        assert!(passkeys.get("c0ffee").await.unwrap().is_none());
+    }
+}
