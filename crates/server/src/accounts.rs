@@ -338,29 +338,19 @@ impl Accounts {
     }
 
     /// A new session of the signed-in account for another client (a
-    /// terminal): named `client` in the list of sessions, made from
-    /// `address`. Its token is answered once.
+    /// terminal): labelled `client` (cleaned at the boundary; `None`: the
+    /// default label) in the list of sessions, made from `address`. Its
+    /// token is answered once.
     ///
     /// # Errors
-    /// A label that is empty, too long or hides characters
-    /// (`invalid_name`); storage.
+    /// Storage.
     pub async fn issue_session(
         &self,
         who: &SignedIn,
-        client: Option<&str>,
+        client: Option<String>,
         address: IpAddr,
     ) -> Result<(SessionRow, SessionToken), AppError> {
-        let client = match client {
-            Some(raw) => clean_name(raw, SESSION_LABEL_MAX).ok_or_else(|| {
-                AppError::new(
-                    ErrorCode::InvalidName,
-                    format!(
-                        "the label must be 1 to {SESSION_LABEL_MAX} characters, without control or invisible characters"
-                    ),
-                )
-            })?,
-            None => "Token made in a browser".to_owned(),
-        };
+        let client = client.unwrap_or_else(|| "Token made in a browser".to_owned());
         let (signed_in, token) =
             self.new_session(who.account.clone(), &Requester { client, address }).await?;
         info!(account = %who.account.id, session = %signed_in.session.id, "session token made for another client");

@@ -11,7 +11,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use spades_protocol::ErrorCode;
+use spades_protocol::{ErrorCode, PasskeyInfo};
 use tracing::{info, warn};
 use url::Url;
 use uuid::Uuid;
@@ -24,7 +24,6 @@ use crate::accounts::{Accounts, Requester, SessionToken, SignedIn};
 use crate::config::ServerConfig;
 use crate::error::AppError;
 use crate::storage::{Ceremony, CeremonyKind, PasskeyRow, PasskeyStore};
-use crate::text::clean_name;
 use crate::time::now_ms;
 
 /// How long a ceremony waits for its answer.
@@ -81,27 +80,13 @@ pub fn relying_party(server: &ServerConfig) -> Result<Webauthn, String> {
         .map_err(|e| format!("server.public_url: no relying party for {origin}: {e}"))
 }
 
-/// An account's passkey as its owner sees it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PasskeyView {
-    /// The credential id.
-    pub id: String,
-    /// Its name.
-    pub name: String,
-    /// Added, Unix ms.
-    pub created_at_ms: u64,
-    /// Last used to sign in, Unix ms.
-    pub last_used_at_ms: Option<u64>,
-}
-
-impl From<&PasskeyRow> for PasskeyView {
-    fn from(r: &PasskeyRow) -> PasskeyView {
-        PasskeyView {
-            id: r.id.clone(),
-            name: r.name.clone(),
-            created_at_ms: r.created_at_ms,
-            last_used_at_ms: r.last_used_at_ms,
-        }
+/// A passkey as its owner sees it.
+fn info(r: &PasskeyRow) -> PasskeyInfo {
+    PasskeyInfo {
+        id: r.id.clone(),
+        name: r.name.clone(),
+        created_at: r.created_at_ms,
+        last_used_at: r.last_used_at_ms,
     }
 }
 
@@ -196,37 +181,29 @@ impl Passkeys {
         Ok((id, options))
     }
 
-    /// Finishes adding a passkey named `name` to the signed-in account,
-    /// with `credential` as the browser's `PublicKeyCredential.toJSON()`
-    /// gave it. The ceremony is taken first (used once, whatever follows).
+    /// Finishes adding a passkey named `name` (cleaned at the boundary) to
+    /// the signed-in account, with `credential` as the browser's
+    /// `PublicKeyCredential.toJSON()` gave it. The ceremony is taken first
+    /// (used once, whatever follows).
     ///
     /// # Errors
     /// `not_found` for a ceremony that is unknown, ran out, was used or is
     /// another account's; `bad_message` for an answer that is no WebAuthn
-    /// credential or does not verify, or a passkey added already;
-    /// `invalid_name`; storage.
+    /// credential or does not verify, or a passkey added already; storage.
     pub async fn finish_registration(
         &self,
         who: &SignedIn,
         ceremony: Uuid,
-        name: &str,
+        name: String,
         credential: Value,
-    ) -> Result<PasskeyView, AppError> {
-        let name = clean_name(name, PASSKEY_NAME_MAX).ok_or_else(|| {
-            AppError::new(
-                ErrorCode::InvalidName,
-                format!(
-                    "a passkey's name must be 1 to {PASSKEY_NAME_MAX} characters, without control or invisible characters"
-                ),
-            )
-        })?;
+    ) -> Result<PasskeyInfo, AppError> {
         let now = now_ms();
         let taken = self
             .store
             .take(ceremony, CeremonyKind::Register, Some(who.account.id), now)
             .await
             .map_err(|e| storage(&e))?;
-        let Some(taken) = taken.filter(|c| c.account == Some(who.account.id)) else {
+        let Some(taken) = taken else {
             return Err(AppError::new(
                 ErrorCode::NotFound,
                 "this passkey request is unknown, was used or ran out: add the passkey again",
@@ -251,16 +228,16 @@ impl Passkeys {
             return Err(refused("this passkey is added already"));
         }
         info!(account = %who.account.id, "passkey added");
-        Ok(PasskeyView::from(&row))
+        Ok(info(&row))
     }
 
     /// The signed-in account's passkeys, the first added first.
     ///
     /// # Errors
     /// Storage.
-    pub async fn list(&self, who: &SignedIn) -> Result<Vec<PasskeyView>, AppError> {
+    pub async fn list(&self, who: &SignedIn) -> Result<Vec<PasskeyInfo>, AppError> {
         let rows = self.store.of_account(who.account.id).await.map_err(|e| storage(&e))?;
-        Ok(rows.iter().map(PasskeyView::from).collect())
+        Ok(rows.iter().map(info).collect())
     }
 
     /// Removes a passkey of the signed-in account. `Ok(false)`: it has none
@@ -312,8 +289,7 @@ impl Passkeys {
         };
         let state: DiscoverableAuthentication = from_json("ceremony", &taken.state)?;
         let credential: PublicKeyCredential = serde_json::from_value(credential).map_err(|_| no())?;
-        let credential = &credential;
-        let (user, raw_id) = self.rp.identify_discoverable_authentication(credential).map_err(|_| no())?;
+        let (user, raw_id) = self.rp.identify_discoverable_authentication(&credential).map_err(|_| no())?;
         if let Err(wait) = may_try(user) {
             crate::metrics::rate_limited("account_sign_ins");
             return Err(AppError::rate_limited(
@@ -328,7 +304,7 @@ impl Passkeys {
         };
         let mut passkey: Passkey = from_json("passkey", &row.credential)?;
         let result =
-            self.rp.finish_discoverable_authentication_v2(credential, state, &passkey).map_err(|e| {
+            self.rp.finish_discoverable_authentication_v2(&credential, state, &passkey).map_err(|e| {
                 info!(account = %row.account, error = %e, "a passkey sign-in was refused");
                 no()
             })?;

@@ -18,14 +18,15 @@ use spades_protocol::{
 };
 use uuid::Uuid;
 
-use crate::accounts::{Accounts, DeviceSecret, Requester, SessionToken};
+use crate::accounts::{Accounts, DeviceSecret, Requester, SESSION_LABEL_MAX, SessionToken};
 use crate::admission::over_tls;
 pub use crate::boundary::SESSION_COOKIE;
 use crate::boundary::{
     AccountChange, BrowserOrigin, JsonBody, MAX_BODY_BYTES, PerAddress, SignIns, Signed, SigningIn,
+    cleaned_name,
 };
 use crate::error::AppError;
-use crate::passkeys::PasskeyView;
+use crate::passkeys::PASSKEY_NAME_MAX;
 use crate::state::AppState;
 
 /// The routes, merged into `rest::routes` by `app.rs`.
@@ -246,7 +247,9 @@ pub async fn issue_session(
     JsonBody(req, ()): JsonBody<NewSession>,
 ) -> Result<Response, AppError> {
     let address = state.client_ip(peer.ip(), &headers);
-    let (session, token) = state.accounts.issue_session(&who, req.client.as_deref(), address).await?;
+    let label =
+        req.client.as_deref().map(|raw| cleaned_name(raw, SESSION_LABEL_MAX, "the label")).transpose()?;
+    let (session, token) = state.accounts.issue_session(&who, label, address).await?;
     let body =
         IssuedSession { session: Accounts::session_view(&session, who.session.id), token: token.0.clone() };
     Ok(no_store((StatusCode::CREATED, Json(body)).into_response()))
@@ -323,15 +326,6 @@ pub async fn sign_out(
     Ok(no_store(StatusCode::NO_CONTENT.into_response()))
 }
 
-fn passkey_info(p: &PasskeyView) -> PasskeyInfo {
-    PasskeyInfo {
-        id: p.id.clone(),
-        name: p.name.clone(),
-        created_at: p.created_at_ms,
-        last_used_at: p.last_used_at_ms,
-    }
-}
-
 fn options_json(ceremony: Uuid, options: serde_json::Value) -> Response {
     no_store(Json(PasskeyOptions { ceremony, options }).into_response())
 }
@@ -384,8 +378,9 @@ pub async fn add_passkey(
     Signed(who): Signed,
     JsonBody(req, ()): JsonBody<AddPasskey>,
 ) -> Result<Response, AppError> {
-    let added = state.passkeys.finish_registration(&who, req.ceremony, &req.name, req.credential).await?;
-    Ok(no_store((StatusCode::CREATED, Json(passkey_info(&added))).into_response()))
+    let name = cleaned_name(&req.name, PASSKEY_NAME_MAX, "a passkey's name")?;
+    let added = state.passkeys.finish_registration(&who, req.ceremony, name, req.credential).await?;
+    Ok(no_store((StatusCode::CREATED, Json(added)).into_response()))
 }
 
 /// The signed-in account's passkeys, the first added first.
@@ -402,8 +397,7 @@ pub async fn add_passkey(
     )
 )]
 pub async fn passkeys(State(state): State<AppState>, Signed(who): Signed) -> Result<Response, AppError> {
-    let list: Vec<PasskeyInfo> = state.passkeys.list(&who).await?.iter().map(passkey_info).collect();
-    Ok(no_store(Json(list).into_response()))
+    Ok(no_store(Json(state.passkeys.list(&who).await?).into_response()))
 }
 
 /// Removes a passkey of the signed-in account.

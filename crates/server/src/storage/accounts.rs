@@ -143,16 +143,16 @@ fn db_err(what: &str, e: &sqlx::Error) -> StorageError {
 }
 
 /// Unix ms as stored (`i64`), saturating.
-fn ms(v: u64) -> i64 {
+pub(super) fn ms(v: u64) -> i64 {
     i64::try_from(v).unwrap_or(i64::MAX)
 }
 
 /// A stored time, never negative.
-fn unms(v: i64) -> u64 {
+pub(super) fn unms(v: i64) -> u64 {
     u64::try_from(v).unwrap_or(0)
 }
 
-fn uuid_of(what: &str, s: &str) -> Result<Uuid, StorageError> {
+pub(super) fn uuid_of(what: &str, s: &str) -> Result<Uuid, StorageError> {
     Uuid::parse_str(s).map_err(|_| StorageError::Database(format!("a stored {what} id is not a UUID: {s:?}")))
 }
 

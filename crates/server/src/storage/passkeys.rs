@@ -8,7 +8,7 @@
 use uuid::Uuid;
 
 use super::StorageError;
-use super::accounts::AccountStore;
+use super::accounts::{AccountStore, ms, unms, uuid_of};
 use super::sql::Pool;
 
 /// A passkey as stored.
@@ -76,20 +76,11 @@ pub struct PasskeyStore {
 
 type PasskeyTuple = (String, String, String, String, i64, Option<i64>);
 
-fn ms(v: u64) -> i64 {
-    i64::try_from(v).unwrap_or(i64::MAX)
-}
-
-fn unms(v: i64) -> u64 {
-    u64::try_from(v).unwrap_or(0)
-}
-
 fn passkey_of(row: PasskeyTuple) -> Result<PasskeyRow, StorageError> {
     let (id, account, name, credential, created_at, last_used_at) = row;
     Ok(PasskeyRow {
         id,
-        account: Uuid::parse_str(&account)
-            .map_err(|_| StorageError::Database(format!("a stored account id is not a UUID: {account:?}")))?,
+        account: uuid_of("account", &account)?,
         name,
         credential,
         created_at_ms: unms(created_at),
@@ -145,13 +136,7 @@ impl PasskeyStore {
             })
             .await?;
         row.map(|(account, state)| {
-            let account = account
-                .map(|a| {
-                    Uuid::parse_str(&a).map_err(|_| {
-                        StorageError::Database(format!("a stored account id is not a UUID: {a:?}"))
-                    })
-                })
-                .transpose()?;
+            let account = account.map(|a| uuid_of("account", &a)).transpose()?;
             Ok(Ceremony { kind, account, state })
         })
         .transpose()
