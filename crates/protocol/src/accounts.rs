@@ -225,6 +225,111 @@ pub struct PasskeyInfo {
     pub last_used_at: Option<u64>,
 }
 
+/// `PUT /api/v1/me/password`: a password for the signed-in account (when
+/// the server has passwords switched on). `Debug` never shows them.
+#[derive(Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SetPassword {
+    /// The new password: 8 to 128 characters, anything but the account's
+    /// name (compared after NFKC, as typed on any keyboard).
+    #[schema(min_length = 8, max_length = 128)]
+    pub password: String,
+    /// The account's password now: needed to change one, absent when the
+    /// account has none yet.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(max_length = 128)]
+    pub current_password: Option<String>,
+}
+
+impl std::fmt::Debug for SetPassword {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SetPassword")
+            .field("password", &"<secret>")
+            .field("current_password", &self.current_password.as_ref().map(|_| "<secret>"))
+            .finish()
+    }
+}
+
+/// The answer of `PUT /api/v1/me/password`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+pub struct PasswordSet {
+    /// True when the account had a password, which this one replaced.
+    pub changed: bool,
+    /// How many of the account's other sessions a change signed out
+    /// (none when a first password was set).
+    pub signed_out: u32,
+}
+
+/// `POST /api/v1/passwords/sign-in`: an account's name and password.
+/// `Debug` never shows the password.
+#[derive(Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PasswordSignIn {
+    /// The account's display name (compared as names are: case and
+    /// look-alikes do not matter).
+    #[schema(max_length = 64)]
+    pub name: String,
+    /// Its password.
+    #[schema(max_length = 128)]
+    pub password: String,
+    /// Where the session's token goes (default: the cookie).
+    #[serde(default)]
+    pub session: SessionDelivery,
+}
+
+impl std::fmt::Debug for PasswordSignIn {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PasswordSignIn")
+            .field("name", &self.name)
+            .field("password", &"<secret>")
+            .field("session", &self.session)
+            .finish()
+    }
+}
+
+/// `GET /api/v1/sign-in/methods`: how a player may sign in on this server,
+/// besides a guest's device secret.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+pub struct SignInMethods {
+    /// Passkeys (always on).
+    pub passkeys: bool,
+    /// A name and a password (`accounts.passwords`).
+    pub passwords: bool,
+}
+
+/// What kind of way into an account.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum IdentityKind {
+    /// A device secret: the guest account's key, kept by the browser or
+    /// program that made the account (or signed in with it).
+    Device,
+    /// The account's password.
+    Password,
+    /// A passkey.
+    Passkey,
+}
+
+/// One way into the signed-in account (`GET /api/v1/me/identities`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+pub struct Identity {
+    /// What kind.
+    pub kind: IdentityKind,
+    /// Its id where it can be removed by it (a passkey's id); absent for
+    /// a device and the password (there is one).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
+    /// What the player sees: the passkey's name, "Password", "Device
+    /// secret".
+    pub label: String,
+    /// Added, Unix ms.
+    pub created_at: u64,
+    /// Last used to sign in, Unix ms; absent: never, or not kept (a
+    /// device's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_used_at: Option<u64>,
+}
+
 /// `GET /api/v1/names/suggestion`: a generated name nobody holds now.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 pub struct NameSuggestion {

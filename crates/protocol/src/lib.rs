@@ -29,8 +29,9 @@ mod change;
 mod read;
 
 pub use accounts::{
-    Account, AccountKind, AddPasskey, GuestSignIn, IssuedSession, Me, NameSuggestion, NewSession,
-    PasskeyInfo, PasskeyOptions, PasskeySignIn, RenameAccount, SessionDelivery, SessionInfo, SignedIn,
+    Account, AccountKind, AddPasskey, GuestSignIn, Identity, IdentityKind, IssuedSession, Me, NameSuggestion,
+    NewSession, PasskeyInfo, PasskeyOptions, PasskeySignIn, PasswordSet, PasswordSignIn, RenameAccount,
+    SessionDelivery, SessionInfo, SetPassword, SignInMethods, SignedIn,
 };
 pub use change::{ApplyError, Change, ClockChange, Deal};
 pub use read::{Field, Refusal};
@@ -663,11 +664,20 @@ pub enum ErrorCode {
     /// `join`: the account already holds a seat at this table (`resume`
     /// it).
     AlreadySeated,
+    /// REST: a new password too short or too long, or the account's name
+    /// (400).
+    InvalidPassword,
+    /// REST: the account's current password, asked to change it, is not
+    /// that (403).
+    WrongPassword,
+    /// REST: removing this way of signing in would leave the account none
+    /// (409).
+    LastSignIn,
 }
 
 impl ErrorCode {
     /// Every code, in declaration order.
-    pub const ALL: [ErrorCode; 45] = [
+    pub const ALL: [ErrorCode; 48] = [
         ErrorCode::BadMessage,
         ErrorCode::FrameTooLarge,
         ErrorCode::RateLimited,
@@ -713,6 +723,9 @@ impl ErrorCode {
         ErrorCode::Unauthorized,
         ErrorCode::NameTaken,
         ErrorCode::AlreadySeated,
+        ErrorCode::InvalidPassword,
+        ErrorCode::WrongPassword,
+        ErrorCode::LastSignIn,
     ];
 
     /// The code as it appears on the wire, e.g. `"must_follow_suit"`.
@@ -763,6 +776,9 @@ impl ErrorCode {
             ErrorCode::Unauthorized => "unauthorized",
             ErrorCode::NameTaken => "name_taken",
             ErrorCode::AlreadySeated => "already_seated",
+            ErrorCode::InvalidPassword => "invalid_password",
+            ErrorCode::WrongPassword => "wrong_password",
+            ErrorCode::LastSignIn => "last_sign_in",
         }
     }
 

@@ -19,7 +19,9 @@ use uuid::Uuid;
 
 use crate::config::AccountsConfig;
 use crate::error::AppError;
-use crate::storage::{AccountRow, AccountStore, Created, NameHolder, NewGuest, Rename, Renamed, SessionRow};
+use crate::storage::{
+    AccountRow, AccountStore, Created, NameHolder, NewGuest, Rename, Renamed, SessionRow, SessionsOf,
+};
 use crate::text::{NAME_SKELETON_RULE, PLAYER_NAME_MAX, clean_name, name_key, name_skeleton};
 use crate::time::now_ms;
 use crate::token::{TokenHash, new_token};
@@ -480,7 +482,20 @@ impl Accounts {
     /// # Errors
     /// Storage.
     pub async fn sign_out(&self, who: &SignedIn, only: Option<Uuid>) -> Result<Vec<Uuid>, AppError> {
-        let ended = self.store.delete_sessions(who.account.id, only).await.map_err(|e| storage(&e))?;
+        self.end_sessions(who.account.id, only.map_or(SessionsOf::All, SessionsOf::One)).await
+    }
+
+    /// Signs out every session of the account but the request's own (as
+    /// [`Accounts::sign_out`] does): after a password change.
+    ///
+    /// # Errors
+    /// Storage.
+    pub async fn sign_out_others(&self, who: &SignedIn) -> Result<Vec<Uuid>, AppError> {
+        self.end_sessions(who.account.id, SessionsOf::AllBut(who.session.id)).await
+    }
+
+    async fn end_sessions(&self, account: Uuid, which: SessionsOf) -> Result<Vec<Uuid>, AppError> {
+        let ended = self.store.delete_sessions(account, which).await.map_err(|e| storage(&e))?;
         for id in &ended {
             self.end(*id);
         }
@@ -490,6 +505,32 @@ impl Accounts {
             announce.sessions_ended(&ended);
         }
         Ok(ended)
+    }
+
+    /// When each of the account's devices was added (Unix ms).
+    ///
+    /// # Errors
+    /// Storage.
+    pub async fn devices(&self, account: Uuid) -> Result<Vec<u64>, AppError> {
+        self.store.devices(account).await.map_err(|e| storage(&e))
+    }
+
+    /// The account that goes by `name` now (compared as names are: case
+    /// and look-alikes aside), and the name's skeleton. A name given up
+    /// and kept is nobody's here.
+    ///
+    /// # Errors
+    /// Storage.
+    pub async fn named(&self, name: &str) -> Result<(Option<AccountRow>, String), AppError> {
+        let skeleton = name_skeleton(name.trim());
+        if skeleton.is_empty() {
+            return Ok((None, skeleton));
+        }
+        let holder = self.store.name_holder(&skeleton, now_ms()).await.map_err(|e| storage(&e))?;
+        let Some(holder) = holder.filter(|h| h.kept_until_ms.is_none()) else {
+            return Ok((None, skeleton));
+        };
+        Ok((self.account(holder.account).await?, skeleton))
     }
 
     /// Closes the connections of a session that ended.

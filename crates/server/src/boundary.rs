@@ -31,7 +31,8 @@ use axum::http::request::Parts;
 use axum::http::{HeaderMap, StatusCode, header};
 use serde::de::DeserializeOwned;
 use spades_protocol::{
-    AddPasskey, CreateTable, ErrorCode, GuestSignIn, NewSession, PasskeySignIn, RenameAccount,
+    AddPasskey, CreateTable, ErrorCode, GuestSignIn, NewSession, PasskeySignIn, PasswordSignIn,
+    RenameAccount, SetPassword,
 };
 
 use crate::accounts::SignedIn;
@@ -228,6 +229,19 @@ impl JsonRequest for NewSession {
     fn empty() -> Option<Self> {
         Some(NewSession::default())
     }
+}
+
+impl JsonRequest for SetPassword {
+    const NOUN: &'static str = "password";
+    const A_NOUN: &'static str = "a password";
+    const EXAMPLE: &'static str =
+        "{\"password\": \"<8 to 128 characters>\", \"current_password\": \"<when changing>\"}";
+}
+
+impl JsonRequest for PasswordSignIn {
+    const NOUN: &'static str = "password sign-in";
+    const A_NOUN: &'static str = "a password sign-in";
+    const EXAMPLE: &'static str = "{\"name\": \"Ann\", \"password\": \"<the password>\"}";
 }
 
 impl JsonRequest for RenameAccount {

@@ -48,6 +48,9 @@ pub struct AccountsConfig {
     /// Seconds a name given up by a rename stays kept for its account:
     /// nobody else may take it meanwhile (30 days).
     pub name_kept_secs: u64,
+    /// Players may set a password and sign in with their name and it
+    /// (off: passkeys and device secrets only).
+    pub passwords: bool,
 }
 
 impl Default for AccountsConfig {
@@ -56,6 +59,7 @@ impl Default for AccountsConfig {
             session_secs: 30 * 86_400,
             rename_interval_secs: 86_400,
             name_kept_secs: 30 * 86_400,
+            passwords: false,
         }
     }
 }
@@ -399,11 +403,11 @@ pub struct LimitsConfig {
     pub tables_per_minute_per_ip: u32,
     /// Accounts one IP address may make per hour (0: no limit).
     pub accounts_per_hour_per_ip: u32,
-    /// Sign-in attempts with a passkey one IP address may make per minute
-    /// (0: no limit).
+    /// Sign-in attempts (a passkey's or a password's) one IP address may
+    /// make per minute (0: no limit).
     pub sign_ins_per_minute_per_ip: u32,
-    /// Sign-in attempts with a passkey per minute for one account, from
-    /// anywhere (0: no limit).
+    /// Sign-in attempts (a passkey's, a password's, a wrong current
+    /// password) per minute for one account, from anywhere (0: no limit).
     pub sign_ins_per_minute_per_account: u32,
     /// WebSocket connections one IP address may open per minute (0: no
     /// limit).

@@ -69,7 +69,8 @@ impl AppError {
             ErrorCode::Internal => StatusCode::INTERNAL_SERVER_ERROR,
             ErrorCode::InvalidToken => StatusCode::FORBIDDEN,
             ErrorCode::Unauthorized => StatusCode::UNAUTHORIZED,
-            ErrorCode::NameTaken => StatusCode::CONFLICT,
+            ErrorCode::NameTaken | ErrorCode::LastSignIn => StatusCode::CONFLICT,
+            ErrorCode::WrongPassword => StatusCode::FORBIDDEN,
             _ => StatusCode::BAD_REQUEST,
         }
     }

@@ -32,7 +32,9 @@ pub mod chat;
 pub mod cluster;
 pub mod directory;
 pub mod hosting;
+pub mod identities;
 pub mod passkeys;
+pub mod passwords;
 pub mod state;
 
 // Transports.

@@ -10,11 +10,12 @@ use std::net::SocketAddr;
 use axum::extract::{ConnectInfo, DefaultBodyLimit, Path, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use axum::routing::{delete, get, post};
+use axum::routing::{delete, get, post, put};
 use axum::{Json, Router};
 use spades_protocol::{
-    Account, AddPasskey, ApiError, ErrorCode, GuestSignIn, IssuedSession, Me, NameSuggestion, NewSession,
-    PasskeyInfo, PasskeyOptions, PasskeySignIn, RenameAccount, SessionDelivery, SessionInfo, SignedIn,
+    Account, AddPasskey, ApiError, ErrorCode, GuestSignIn, Identity, IssuedSession, Me, NameSuggestion,
+    NewSession, PasskeyInfo, PasskeyOptions, PasskeySignIn, PasswordSet, PasswordSignIn, RenameAccount,
+    SessionDelivery, SessionInfo, SetPassword, SignInMethods, SignedIn,
 };
 use uuid::Uuid;
 
@@ -42,6 +43,10 @@ pub fn routes() -> Router<AppState> {
         .route("/me/passkeys/{passkey}", delete(remove_passkey))
         .route("/passkeys/options", post(sign_in_options))
         .route("/passkeys/sign-in", post(passkey_sign_in))
+        .route("/me/password", put(set_password).delete(remove_password))
+        .route("/me/identities", get(identities))
+        .route("/passwords/sign-in", post(password_sign_in))
+        .route("/sign-in/methods", get(sign_in_methods))
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
 }
 
@@ -412,6 +417,7 @@ pub async fn passkeys(State(state): State<AppState>, Signed(who): Signed) -> Res
         (status = 401, description = "No session, or one that expired or was signed out (`unauthorized`)", body = ApiError),
         (status = 403, description = "A browser page of an origin that is neither this server's nor allowed (`bad_message`)", body = ApiError),
         (status = 404, description = "No passkey of this account has this id (`not_found`)", body = ApiError),
+        (status = 409, description = "It is the account's only way left to sign in (`last_sign_in`): add another first", body = ApiError),
         (status = 429, description = "Too many requests from this address (`rate_limited`; see `Retry-After`)", body = ApiError),
         (status = 503, description = "Passkeys cannot be written right now (`storage_unavailable`), or the server is too busy (`capacity`, `internal`)", body = ApiError),
     )
@@ -422,7 +428,7 @@ pub async fn remove_passkey(
     _: BrowserOrigin<AccountChange>,
     Signed(who): Signed,
 ) -> Result<Response, AppError> {
-    if !state.passkeys.remove(&who, &passkey).await? {
+    if !state.identities.remove_passkey(&who, &passkey).await? {
         return Err(AppError::new(ErrorCode::NotFound, "no passkey of yours has this id"));
     }
     Ok(no_store(StatusCode::NO_CONTENT.into_response()))
@@ -476,6 +482,126 @@ pub async fn passkey_sign_in(
     let who = Requester::new(headers.get(header::USER_AGENT).and_then(|v| v.to_str().ok()), limited.client);
     let may_try = |account| state.limits.allow_account_sign_in(account);
     let (signed, token) = state.passkeys.finish_sign_in(req.ceremony, req.credential, &who, may_try).await?;
+    Ok(signed_in(&state, peer, &headers, &signed, &token, req.session, false))
+}
+
+/// How a player may sign in on this server, besides a guest's device secret.
+#[utoipa::path(
+    get,
+    path = "/api/v1/sign-in/methods",
+    tag = "accounts",
+    responses(
+        (status = 200, description = "The ways of signing in this server offers", body = SignInMethods),
+        (status = 429, description = "Too many requests from this address (`rate_limited`; see `Retry-After`)", body = ApiError),
+        (status = 503, description = "The server is too busy (`capacity`, `internal`)", body = ApiError),
+    )
+)]
+pub async fn sign_in_methods(State(state): State<AppState>) -> Response {
+    Json(SignInMethods { passkeys: true, passwords: state.passwords.enabled() }).into_response()
+}
+
+/// Every way into the signed-in account: its devices, its password, its passkeys.
+#[utoipa::path(
+    get,
+    path = "/api/v1/me/identities",
+    tag = "accounts",
+    security(("session_cookie" = []), ("bearer" = [])),
+    responses(
+        (status = 200, description = "The ways in: devices, then the password (when passwords are on), then passkeys, each kind the first added first", body = Vec<Identity>),
+        (status = 401, description = "No session, or one that expired or was signed out (`unauthorized`)", body = ApiError),
+        (status = 429, description = "Too many requests from this address (`rate_limited`; see `Retry-After`)", body = ApiError),
+        (status = 503, description = "Accounts cannot be read right now (`storage_unavailable`), or the server is too busy (`capacity`, `internal`)", body = ApiError),
+    )
+)]
+pub async fn identities(State(state): State<AppState>, Signed(who): Signed) -> Result<Response, AppError> {
+    Ok(no_store(Json(state.identities.list(&who).await?).into_response()))
+}
+
+/// Sets or changes the signed-in account's password (when passwords are on).
+#[utoipa::path(
+    put,
+    path = "/api/v1/me/password",
+    tag = "accounts",
+    security(("session_cookie" = []), ("bearer" = [])),
+    request_body(content = SetPassword, description = "The new password, and the current one when the account has one"),
+    responses(
+        (status = 200, description = "Set; a change (`changed`) signed out every other session of the account and closed their WebSockets (code 4005)", body = PasswordSet),
+        (status = 400, description = "A password too short, too long or the account's name (`invalid_password`), or a bad body (`invalid_options`)", body = ApiError),
+        (status = 401, description = "No session, or one that expired or was signed out (`unauthorized`)", body = ApiError),
+        (status = 403, description = "The current password is missing or wrong (`wrong_password`), or a browser page of a refused origin (`bad_message`)", body = ApiError),
+        (status = 404, description = "Passwords are not switched on on this server (`not_found`)", body = ApiError),
+        (status = 413, description = "A body over 16 KiB (`bad_message`)", body = ApiError),
+        (status = 415, description = "A body that is not `Content-Type: application/json` (`bad_message`)", body = ApiError),
+        (status = 429, description = "Too many wrong current passwords for this account (`limits.sign_ins_per_minute_per_account`), or too many requests (`rate_limited`; see `Retry-After`)", body = ApiError),
+        (status = 503, description = "Passwords cannot be written right now (`storage_unavailable`), or the server is too busy (`capacity`, `internal`)", body = ApiError),
+    )
+)]
+pub async fn set_password(
+    State(state): State<AppState>,
+    _: BrowserOrigin<AccountChange>,
+    Signed(who): Signed,
+    JsonBody(req, ()): JsonBody<SetPassword>,
+) -> Result<Response, AppError> {
+    let may_try = |account| state.limits.allow_account_sign_in(account);
+    let set = state.passwords.set(&who, &req.password, req.current_password.as_deref(), may_try).await?;
+    Ok(no_store(Json(set).into_response()))
+}
+
+/// Removes the signed-in account's password.
+#[utoipa::path(
+    delete,
+    path = "/api/v1/me/password",
+    tag = "accounts",
+    security(("session_cookie" = []), ("bearer" = [])),
+    responses(
+        (status = 204, description = "Removed: the name and a password sign nobody in to this account any more"),
+        (status = 401, description = "No session, or one that expired or was signed out (`unauthorized`)", body = ApiError),
+        (status = 403, description = "A browser page of an origin that is neither this server's nor allowed (`bad_message`)", body = ApiError),
+        (status = 404, description = "The account has no password, or passwords are not switched on (`not_found`)", body = ApiError),
+        (status = 409, description = "It is the account's only way left to sign in (`last_sign_in`): add another first", body = ApiError),
+        (status = 429, description = "Too many requests from this address (`rate_limited`; see `Retry-After`)", body = ApiError),
+        (status = 503, description = "Passwords cannot be written right now (`storage_unavailable`), or the server is too busy (`capacity`, `internal`)", body = ApiError),
+    )
+)]
+pub async fn remove_password(
+    State(state): State<AppState>,
+    _: BrowserOrigin<AccountChange>,
+    Signed(who): Signed,
+) -> Result<Response, AppError> {
+    if !state.identities.remove_password(&who).await? {
+        return Err(AppError::new(ErrorCode::NotFound, "this account has no password"));
+    }
+    Ok(no_store(StatusCode::NO_CONTENT.into_response()))
+}
+
+/// Signs in with an account's name and password: a new session of the account.
+#[utoipa::path(
+    post,
+    path = "/api/v1/passwords/sign-in",
+    tag = "accounts",
+    request_body(content = PasswordSignIn, description = "The account's name and password"),
+    responses(
+        (status = 200, description = "Signed in to the account (a new session); with `session: cookie` the `spades_session` cookie is set", body = SignedIn),
+        (status = 400, description = "A body of the wrong shape (`invalid_options`)", body = ApiError),
+        (status = 401, description = "The name and password signed nobody in (`unauthorized`): the same answer, after the same work, for an unknown name, an account without a password and a wrong password", body = ApiError),
+        (status = 403, description = "A browser page of an origin that is neither this server's nor allowed (`bad_message`)", body = ApiError),
+        (status = 404, description = "Passwords are not switched on on this server (`not_found`)", body = ApiError),
+        (status = 413, description = "A body over 16 KiB (`bad_message`)", body = ApiError),
+        (status = 415, description = "A body that is not `Content-Type: application/json` (`bad_message`)", body = ApiError),
+        (status = 429, description = "Too many sign-in attempts from this address (`limits.sign_ins_per_minute_per_ip`) or for the name (`limits.sign_ins_per_minute_per_account`), or too many requests (`rate_limited`; see `Retry-After`)", body = ApiError),
+        (status = 503, description = "Passwords cannot be read right now (`storage_unavailable`), or the server is too busy (`capacity`, `internal`)", body = ApiError),
+    )
+)]
+pub async fn password_sign_in(
+    State(state): State<AppState>,
+    ConnectInfo(peer): ConnectInfo<SocketAddr>,
+    headers: HeaderMap,
+    _: BrowserOrigin<SigningIn>,
+    JsonBody(req, limited): JsonBody<PasswordSignIn, PerAddress<SignIns>>,
+) -> Result<Response, AppError> {
+    let who = Requester::new(headers.get(header::USER_AGENT).and_then(|v| v.to_str().ok()), limited.client);
+    let may_try = |account| state.limits.allow_account_sign_in(account);
+    let (signed, token) = state.passwords.sign_in(&req.name, &req.password, &who, may_try).await?;
     Ok(signed_in(&state, peer, &headers, &signed, &token, req.session, false))
 }
 

@@ -18,7 +18,9 @@ use crate::cluster::Cluster;
 use crate::config::{Cidr, Config};
 use crate::directory::Directory;
 use crate::hosting::Hosting;
+use crate::identities::Identities;
 use crate::passkeys::{Passkeys, relying_party};
+use crate::passwords::Passwords;
 use crate::storage::Journal;
 
 /// State shared by every request and connection.
@@ -36,6 +38,10 @@ pub struct Shared {
     pub accounts: Arc<Accounts>,
     /// Passkeys: the relying party and the accounts' credentials.
     pub passkeys: Arc<Passkeys>,
+    /// Passwords (when `accounts.passwords` is on).
+    pub passwords: Arc<Passwords>,
+    /// Every way into an account, listed and removed together.
+    pub identities: Identities,
     /// Cancelled when the server shuts down.
     pub shutdown: CancellationToken,
     /// Tracks table and connection tasks, to wait for them on shutdown.
@@ -82,6 +88,13 @@ impl Shared {
             journal.accounts().passkeys(),
             Arc::clone(&accounts),
         ));
+        let passwords = Arc::new(Passwords::new(
+            config.accounts.passwords,
+            journal.accounts().passwords(),
+            Arc::clone(&accounts),
+        ));
+        let identities =
+            Identities::new(Arc::clone(&accounts), Arc::clone(&passkeys), Arc::clone(&passwords));
         Ok(Arc::new(Shared {
             config,
             hosting,
@@ -89,6 +102,8 @@ impl Shared {
             journal,
             accounts,
             passkeys,
+            passwords,
+            identities,
             shutdown,
             tracker,
             connections: AtomicUsize::new(0),

@@ -169,7 +169,7 @@ async fn insert_shaped(db: &Db, stage: usize, id: Uuid, p: &Played) {
                 .await;
             }
         }
-        2..=10 => {
+        2..=11 => {
             // Migration 3 adds the cluster's lease columns (empty for a
             // single server); from migration 4 on, a fair match's seeds
             // (JSON). Migration 5 changes an index and a storage parameter
@@ -259,6 +259,15 @@ async fn insert_shaped(db: &Db, stage: usize, id: Uuid, p: &Played) {
             ))
             .await;
         }
+        if stage >= 11 {
+            // A password: its argon2id hash, times in milliseconds.
+            db.exec(&format!(
+                "INSERT INTO passwords (account_id, hash, created_at, changed_at, last_used_at) \
+                 VALUES ({id_lit}, '$argon2id$v=19$m=19456,t=2,p=1$c2FsdA$aGFzaA', 1790000000000, \
+                 1790000000002, 1790000000003)"
+            ))
+            .await;
+        }
         db.exec(&format!(
             "INSERT INTO sessions (id, token_hash, account_id, client, address, created_at, last_used_at, \
              expires_at) VALUES ({id_lit}, {}, {id_lit}, 'test', '127.0.0.1', {created}, {created}, {})",
@@ -309,7 +318,7 @@ async fn every_stage_survives(kind: &str, db: Db, url: &str, data_dir: &Path) {
         Db::Postgres(p) => p.close().await,
     }
     let journal = Journal::open(url, data_dir).await.unwrap();
-    let summaries = journal.recent_summaries(10).await.unwrap();
+    let summaries = journal.recent_summaries(20).await.unwrap();
     assert_eq!(summaries.len(), count, "{kind}");
     let unfinished = journal.unfinished().await.unwrap();
     assert_eq!(unfinished.len(), count, "{kind}: every match is resumed");
@@ -354,6 +363,15 @@ async fn every_stage_survives(kind: &str, db: Db, url: &str, data_dir: &Path) {
             assert_eq!(
                 (passkey.created_at_ms, passkey.last_used_at_ms),
                 (1_790_000_000_000, Some(1_790_000_000_001))
+            );
+        }
+        if *stage >= 11 {
+            let password = journal.accounts().passwords().get(*id).await.unwrap().unwrap();
+            assert!(password.hash.starts_with("$argon2id$"), "{kind}");
+            assert_eq!(
+                (password.created_at_ms, password.changed_at_ms, password.last_used_at_ms),
+                (1_790_000_000_000, 1_790_000_000_002, Some(1_790_000_000_003)),
+                "{kind}"
             );
         }
         // The summary columns are filled in for rows written before them.

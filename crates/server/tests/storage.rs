@@ -1133,13 +1133,17 @@ async fn the_sqlite_files_are_private_to_the_server_user() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+async fn passwords_kept(store: &spades_server::storage::AccountStore, account: Uuid) -> bool {
+    store.passwords().get(account).await.unwrap().is_some()
+}
+
 /// Accounts on each database: a guest with its name and device, names
 /// taken (and taken at once by racing requests: one wins), a rename that
 /// keeps the old name, sessions found, renewed, listed and deleted,
-/// expired ones swept; everything still there after a reopen.
+/// expired ones swept, a password; everything still there after a reopen.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn accounts_names_and_sessions_round_trip() {
-    use spades_server::storage::{Created, NewGuest, Rename, Renamed, SessionRow};
+    use spades_server::storage::{Created, NewGuest, Rename, Renamed, SessionRow, SessionsOf};
     for db in TestDb::all().await {
         let journal = db.open().await;
         let store = journal.accounts();
@@ -1234,13 +1238,28 @@ async fn accounts_names_and_sessions_round_trip() {
         assert_eq!(listed, vec![s1], "the expired one is not listed");
         store.sweep(3_500).await.unwrap();
         assert_eq!(store.session("h2").await.unwrap(), None, "swept");
-        assert_eq!(store.delete_sessions(other, Some(s1)).await.unwrap(), Vec::<Uuid>::new());
+        assert_eq!(store.delete_sessions(other, SessionsOf::One(s1)).await.unwrap(), Vec::<Uuid>::new());
+        // A password, set, replaced and used, on this database too.
+        let passwords = store.passwords();
+        assert!(!passwords.set(ann, "$argon2id$one", 1_000).await.unwrap());
+        assert!(passwords.set(ann, "$argon2id$two", 1_500).await.unwrap());
+        passwords.used(ann, 1_600).await.unwrap();
+        let kept = passwords.get(ann).await.unwrap().unwrap();
+        assert_eq!(
+            (kept.hash.as_str(), kept.created_at_ms, kept.changed_at_ms, kept.last_used_at_ms),
+            ("$argon2id$two", 1_000, 1_500, Some(1_600))
+        );
+        assert_eq!(store.devices(ann).await.unwrap(), vec![1_000], "{}", journal.kind());
         drop((store, journal));
         // Reopened: all of it is still there.
         let journal = db.open().await;
         let store = journal.accounts();
         assert_eq!(store.device_account("d1").await.unwrap().unwrap().name, "Annie");
-        assert_eq!(store.delete_sessions(ann, None).await.unwrap(), vec![s1]);
+        assert!(passwords_kept(&store, ann).await, "the password survives a reopening");
+        let s3 = Uuid::new_v4();
+        store.insert_session(&session(s3, 30_000), "h3").await.unwrap();
+        assert_eq!(store.delete_sessions(ann, SessionsOf::AllBut(s3)).await.unwrap(), vec![s1]);
+        assert_eq!(store.delete_sessions(ann, SessionsOf::All).await.unwrap(), vec![s3]);
         assert_eq!(store.session("h1").await.unwrap(), None);
         drop((store, journal));
         db.cleanup().await;

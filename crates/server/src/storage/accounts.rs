@@ -124,6 +124,17 @@ pub struct Rename<'a> {
     pub keep_until_ms: u64,
 }
 
+/// Which of an account's sessions [`AccountStore::delete_sessions`] ends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SessionsOf {
+    /// That one.
+    One(Uuid),
+    /// Every one.
+    All,
+    /// Every one but that (the request's own).
+    AllBut(Uuid),
+}
+
 /// The account store (cheap to clone).
 #[derive(Debug, Clone)]
 pub struct AccountStore {
@@ -464,25 +475,38 @@ impl AccountStore {
         rows.into_iter().map(session_of).collect()
     }
 
-    /// Deletes the account's sessions: `Some(id)` that one, `None` all.
-    /// Returns the ids deleted.
+    /// Deletes the account's sessions that `which` names. Returns the ids
+    /// deleted.
     ///
     /// # Errors
     /// When the database fails.
-    pub async fn delete_sessions(
-        &self,
-        account: Uuid,
-        only: Option<Uuid>,
-    ) -> Result<Vec<Uuid>, StorageError> {
+    pub async fn delete_sessions(&self, account: Uuid, which: SessionsOf) -> Result<Vec<Uuid>, StorageError> {
         let ids = self
             .run("signing out", |pool| async move {
                 match pool {
-                    Pool::Sqlite(p) => sqlite::delete_sessions(&p, account, only).await,
-                    Pool::Postgres(p) => pg::delete_sessions(&p, account, only).await,
+                    Pool::Sqlite(p) => sqlite::delete_sessions(&p, account, which).await,
+                    Pool::Postgres(p) => pg::delete_sessions(&p, account, which).await,
                 }
             })
             .await?;
         ids.iter().map(|id| uuid_of("session", id)).collect()
+    }
+
+    /// When each device of the account was added (Unix ms), the first
+    /// first. (Their secrets' hashes stay in the store.)
+    ///
+    /// # Errors
+    /// When the database fails.
+    pub async fn devices(&self, account: Uuid) -> Result<Vec<u64>, StorageError> {
+        let rows = self
+            .run("reading devices", |pool| async move {
+                match pool {
+                    Pool::Sqlite(p) => sqlite::devices(&p, account).await,
+                    Pool::Postgres(p) => pg::devices(&p, account).await,
+                }
+            })
+            .await?;
+        Ok(rows.into_iter().map(|(at,)| unms(at)).collect())
     }
 
     /// Forgets expired sessions and names no longer kept.
@@ -749,24 +773,30 @@ macro_rules! backend {
             pub(super) async fn delete_sessions(
                 pool: &$pool,
                 account: Uuid,
-                only: Option<Uuid>,
+                which: SessionsOf,
             ) -> Result<Vec<String>, sqlx::Error> {
-                let rows: Vec<(String,)> = match only {
-                    Some(id) => {
-                        sqlx::query_as("DELETE FROM sessions WHERE account_id = $1 AND id = $2 RETURNING id")
-                            .bind(account.to_string())
-                            .bind(id.to_string())
-                            .fetch_all(pool)
-                            .await?
+                let (sql, id) = match which {
+                    SessionsOf::One(id) => {
+                        ("DELETE FROM sessions WHERE account_id = $1 AND id = $2 RETURNING id", Some(id))
                     }
-                    None => {
-                        sqlx::query_as("DELETE FROM sessions WHERE account_id = $1 RETURNING id")
-                            .bind(account.to_string())
-                            .fetch_all(pool)
-                            .await?
+                    SessionsOf::AllBut(id) => {
+                        ("DELETE FROM sessions WHERE account_id = $1 AND id <> $2 RETURNING id", Some(id))
                     }
+                    SessionsOf::All => ("DELETE FROM sessions WHERE account_id = $1 RETURNING id", None),
                 };
+                let mut q = sqlx::query_as(sql).bind(account.to_string());
+                if let Some(id) = id {
+                    q = q.bind(id.to_string());
+                }
+                let rows: Vec<(String,)> = q.fetch_all(pool).await?;
                 Ok(rows.into_iter().map(|(id,)| id).collect())
+            }
+
+            pub(super) async fn devices(pool: &$pool, account: Uuid) -> Result<Vec<(i64,)>, sqlx::Error> {
+                sqlx::query_as("SELECT created_at FROM devices WHERE account_id = $1 ORDER BY created_at")
+                    .bind(account.to_string())
+                    .fetch_all(pool)
+                    .await
             }
 
             pub(super) async fn names_of_rule_before(

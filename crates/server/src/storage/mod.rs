@@ -22,13 +22,17 @@ mod faults;
 mod lease;
 mod memory;
 mod passkeys;
+mod passwords;
 mod sql;
 
-pub use accounts::{AccountRow, AccountStore, Created, NameHolder, NewGuest, Rename, Renamed, SessionRow};
+pub use accounts::{
+    AccountRow, AccountStore, Created, NameHolder, NewGuest, Rename, Renamed, SessionRow, SessionsOf,
+};
 pub use faults::{Faults, Op};
 pub use lease::{Claimed, Leases, NodeRow, Owner, Registered, TableCounts};
 pub use memory::MemoryStore;
 pub use passkeys::{Ceremony, CeremonyKind, PasskeyRow, PasskeyStore};
+pub use passwords::{PasswordRow, PasswordStore};
 use sql::WriteOp;
 pub use sql::{SqlStore, execute_raw};
 

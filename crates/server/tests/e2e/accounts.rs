@@ -12,21 +12,21 @@ use spades_protocol::ErrorCode;
 use crate::helpers::*;
 
 /// A device secret: `n` made into 43 base64url-like characters.
-fn secret(n: u32) -> String {
+pub(crate) fn secret(n: u32) -> String {
     format!("{n:08}-{}", "Qw_e".repeat(9))
 }
 
 /// What a sign-in answered: status, body, the cookie's `name=value` (if
 /// set) and the whole `Set-Cookie`.
-struct Answer {
-    status: u16,
-    body: Value,
-    cookie: Option<String>,
-    set_cookie: String,
-    headers: HeaderMap,
+pub(crate) struct Answer {
+    pub(crate) status: u16,
+    pub(crate) body: Value,
+    pub(crate) cookie: Option<String>,
+    pub(crate) set_cookie: String,
+    pub(crate) headers: HeaderMap,
 }
 
-async fn send(req: reqwest::RequestBuilder) -> Answer {
+pub(crate) async fn send(req: reqwest::RequestBuilder) -> Answer {
     let resp = req.send().await.unwrap();
     let status = resp.status().as_u16();
     let headers = resp.headers().clone();
@@ -37,7 +37,7 @@ async fn send(req: reqwest::RequestBuilder) -> Answer {
     Answer { status, body, cookie, set_cookie, headers }
 }
 
-async fn guest(server: &TestServer, body: Value) -> Answer {
+pub(crate) async fn guest(server: &TestServer, body: Value) -> Answer {
     send(server.http.post(server.url("/api/v1/accounts/guest")).json(&body)).await
 }
 
@@ -48,7 +48,7 @@ async fn bearer(server: &TestServer, n: u32, name: &str) -> (String, String) {
     (a.body["token"].as_str().unwrap().to_owned(), a.body["account"]["id"].as_str().unwrap().to_owned())
 }
 
-fn refused(a: &Answer, status: u16, code: ErrorCode) -> String {
+pub(crate) fn refused(a: &Answer, status: u16, code: ErrorCode) -> String {
     assert_eq!(a.status, status, "{}", a.body);
     assert_eq!(a.body["code"], json!(code.as_str()), "{}", a.body);
     a.body["message"].as_str().unwrap().to_owned()
@@ -453,7 +453,7 @@ async fn a_signed_in_page_makes_a_token_for_a_terminal_which_is_listed_and_signe
 }
 
 #[tokio::test]
-async fn no_session_token_or_device_secret_reaches_the_log() {
+async fn no_session_token_device_secret_or_password_reaches_the_log() {
     use std::process::{Command, Stdio};
     let addr = free_addr();
     let log = std::env::temp_dir().join(format!("spades-secrets-{}.log", uuid::Uuid::new_v4().simple()));
@@ -461,6 +461,7 @@ async fn no_session_token_or_device_secret_reaches_the_log() {
     let mut child = Command::new(env!("CARGO_BIN_EXE_spades-server"))
         .env("SPADES_SERVER__BIND", addr.to_string())
         .env("SPADES_STORAGE__IN_MEMORY", "true")
+        .env("SPADES_ACCOUNTS__PASSWORDS", "true")
         .env("RUST_LOG", "trace")
         .stdout(Stdio::from(out.try_clone().unwrap()))
         .stderr(Stdio::from(out))
@@ -505,6 +506,23 @@ async fn no_session_token_or_device_secret_reaches_the_log() {
         .collect();
     assert_eq!(send(http.get(url("/api/v1/me")).header("cookie", &cookie)).await.status, 200);
     assert_eq!(send(http.get(url("/api/v1/me")).bearer_auth(&token)).await.status, 200);
+    // Passwords: set, changed, signed in with, and wrong.
+    let (first, second) = ("Pa55word-first-xyzzy", "Pa55word-second-plugh");
+    let set = |body: Value| http.put(url("/api/v1/me/password")).header("cookie", &cookie).json(&body);
+    assert_eq!(send(set(json!({"password": first}))).await.status, 200);
+    assert_eq!(
+        send(set(json!({"password": second, "current_password": "Wrong-guess-42"}))).await.status,
+        403
+    );
+    assert_eq!(send(set(json!({"password": second, "current_password": first}))).await.status, 200);
+    let by_password = |password: &str| {
+        http.post(url("/api/v1/passwords/sign-in"))
+            .json(&json!({"name": "Ann", "password": password, "session": "bearer"}))
+    };
+    assert_eq!(send(by_password(second)).await.status, 200);
+    assert_eq!(send(by_password("Wrong-guess-43")).await.status, 401);
+    let passwords: Vec<String> =
+        [first, second, "Wrong-guess-42", "Wrong-guess-43"].iter().map(|p| (*p).to_owned()).collect();
     let r = send(http.patch(url("/api/v1/me")).bearer_auth(&token).json(&json!({"name": "Bo"}))).await;
     assert_eq!(r.status, 200, "{}", r.body);
     let mut ws = Client::connect_with(addr, &[("authorization", &format!("Bearer {token}"))]).await;
@@ -530,6 +548,7 @@ async fn no_session_token_or_device_secret_reaches_the_log() {
         [("device secret", &browser), ("device secret", &native), ("token", &token), ("token", &issued)]
             .into_iter()
             .chain(challenges.iter().map(|c| ("passkey challenge", c)))
+            .chain(passwords.iter().map(|p| ("password", p)))
     {
         assert!(!text.contains(secret.as_str()), "a {what} is in the log");
     }

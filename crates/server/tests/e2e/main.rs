@@ -27,6 +27,8 @@ mod helpers;
 mod match_play;
 /// Operations: `/metrics`, health and readiness, rate limits, origins and CORS, request ids, caps.
 mod ops;
+/// Passwords (switched on): set, changed (signing the other sessions out), signing in by name, limits.
+mod passwords;
 /// WebSocket refusals: typed errors for bad frames, nobody acts out of place, old protocol versions, `sync`.
 mod refusals;
 /// The REST API: invalid tables refused, table list and status, caching and compression, the web client.

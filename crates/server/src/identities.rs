@@ -1,0 +1,121 @@
+//! The ways into an account, together: its devices (a guest's secret), its
+//! password (when passwords are on) and its passkeys, listed for the
+//! player, and removed only while another is left, so that no account is
+//! locked out by its own player. docs/accounts.md, "Ways to sign in".
+
+use std::sync::Arc;
+
+use spades_protocol::{ErrorCode, Identity, IdentityKind};
+
+use crate::accounts::{Accounts, SignedIn};
+use crate::error::AppError;
+use crate::passkeys::Passkeys;
+use crate::passwords::Passwords;
+
+/// The ways into accounts: a narrow view over the services that keep them.
+#[derive(Debug)]
+pub struct Identities {
+    accounts: Arc<Accounts>,
+    passkeys: Arc<Passkeys>,
+    passwords: Arc<Passwords>,
+}
+
+/// What the player would remove.
+#[derive(Debug, Clone, Copy)]
+enum Removing<'a> {
+    Password,
+    Passkey(&'a str),
+}
+
+impl Identities {
+    /// The ways into the accounts of these services.
+    pub fn new(accounts: Arc<Accounts>, passkeys: Arc<Passkeys>, passwords: Arc<Passwords>) -> Identities {
+        Identities { accounts, passkeys, passwords }
+    }
+
+    /// Every way into the signed-in account: devices, the password,
+    /// passkeys (each kind the first added first).
+    ///
+    /// # Errors
+    /// Storage.
+    pub async fn list(&self, who: &SignedIn) -> Result<Vec<Identity>, AppError> {
+        let account = who.account.id;
+        let mut out: Vec<Identity> = self
+            .accounts
+            .devices(account)
+            .await?
+            .into_iter()
+            .map(|created_at| Identity {
+                kind: IdentityKind::Device,
+                id: None,
+                label: "Device secret".into(),
+                created_at,
+                last_used_at: None,
+            })
+            .collect();
+        if let Some(p) = self.passwords.of(account).await? {
+            out.push(Identity {
+                kind: IdentityKind::Password,
+                id: None,
+                label: "Password".into(),
+                created_at: p.created_at_ms,
+                last_used_at: p.last_used_at_ms,
+            });
+        }
+        out.extend(self.passkeys.list(who).await?.into_iter().map(|p| Identity {
+            kind: IdentityKind::Passkey,
+            id: Some(p.id),
+            label: p.name,
+            created_at: p.created_at,
+            last_used_at: p.last_used_at,
+        }));
+        Ok(out)
+    }
+
+    /// Whether the account has `what`, and (when it has) that another way
+    /// in is left without it.
+    ///
+    /// # Errors
+    /// `last_sign_in` (409) when it is the only one; storage.
+    async fn may_remove(&self, who: &SignedIn, what: Removing<'_>) -> Result<bool, AppError> {
+        let ways = self.list(who).await?;
+        let has = ways.iter().any(|w| match what {
+            Removing::Password => w.kind == IdentityKind::Password,
+            Removing::Passkey(id) => w.kind == IdentityKind::Passkey && w.id.as_deref() == Some(id),
+        });
+        if has && ways.len() < 2 {
+            return Err(AppError::new(
+                ErrorCode::LastSignIn,
+                "this is the only way left to sign in to this account: add another (a passkey, a password) first",
+            ));
+        }
+        Ok(has)
+    }
+
+    /// Removes a passkey of the signed-in account, when another way in is
+    /// left. `Ok(false)`: it has none of that id.
+    ///
+    /// # Errors
+    /// `last_sign_in`; storage.
+    pub async fn remove_passkey(&self, who: &SignedIn, id: &str) -> Result<bool, AppError> {
+        if !self.may_remove(who, Removing::Passkey(id)).await? {
+            return Ok(false);
+        }
+        self.passkeys.remove(who, id).await
+    }
+
+    /// Removes the signed-in account's password, when another way in is
+    /// left. `Ok(false)`: it has none.
+    ///
+    /// # Errors
+    /// `not_found` when passwords are off; `last_sign_in`; storage.
+    pub async fn remove_password(&self, who: &SignedIn) -> Result<bool, AppError> {
+        if !self.passwords.enabled() {
+            return self.passwords.remove(who).await;
+        }
+        if !self.may_remove(who, Removing::Password).await? {
+            return Ok(false);
+        }
+        self.passwords.remove(who).await
+    }
+}
