@@ -237,7 +237,6 @@ pub struct SetPassword {
     /// The account's password now: needed to change one, absent when the
     /// account has none yet.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schema(max_length = 128)]
     pub current_password: Option<String>,
 }
 
