@@ -21,6 +21,7 @@ import { ARTIFACTS, launchBrowser, startStack } from './lib/harness.mjs';
 import { a11yTests } from './tests/a11y.test.mjs';
 import { accountTests } from './tests/accounts.test.mjs';
 import { passkeyTests } from './tests/passkeys.test.mjs';
+import { passwordTests } from './tests/passwords.test.mjs';
 import { alertTests } from './tests/alerts.test.mjs';
 import { assetTests } from './tests/assets.test.mjs';
 import { fairTests } from './tests/fair.test.mjs';
@@ -75,6 +76,7 @@ describe('Spades web client in Chromium', { timeout: 600_000 }, () => {
   lobbyTests(suite);
   accountTests(suite);
   passkeyTests(suite);
+  passwordTests(suite);
   playTests(suite);
   presenceTests(suite);
   timeoutTests(suite);

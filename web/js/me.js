@@ -1,5 +1,7 @@
 // The player's account page (#/me): the name and renaming it, the passkeys
-// that keep the account (added, listed, removed) or sign it in, the sessions
+// that keep the account (added, listed, removed) or sign it in, its
+// password where the server has passwords on (set, changed, removed, and a
+// name with its password signing an account in), the sessions
 // signed in to the account (each may be signed out), a token that signs a
 // terminal in as the account, and the account's finished matches.
 // docs/web-client.md, "The player's account".
@@ -18,6 +20,26 @@ const issueSession = (client) => call('POST', '/me/sessions', client ? { client 
 
 /** Signs one session out (its id, or `current`). */
 const endSession = (id) => call('DELETE', `/me/sessions/${encodeURIComponent(id)}`);
+
+/** How this server signs players in: `{passkeys, passwords}`. */
+const signInMethods = () => call('GET', '/sign-in/methods');
+
+/** Every way into the account (`Identity[]`): devices, the password, passkeys. */
+const listIdentities = () => call('GET', '/me/identities');
+
+/** Sets the account's password (`current` when it has one): `{changed, signed_out}`. */
+const setPassword = (password, current) =>
+  call('PUT', '/me/password', current ? { password, current_password: current } : { password });
+
+/** Removes the account's password. */
+const removePassword = () => call('DELETE', '/me/password');
+
+/** Signs in with an account's name and password; the page then plays as it. Resolves with the account. */
+async function signInWithPassword(name, password) {
+  const signed = await call('POST', '/passwords/sign-in', { name, password });
+  session.adopt(signed.account);
+  return signed.account;
+}
 
 const when = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'short' });
 const timeTag = (ms, cls = 'muted small') => h('time', { class: cls, datetime: new Date(ms).toISOString() }, when.format(new Date(ms)));
@@ -41,27 +63,158 @@ export function mountMe(root, { setTitle }) {
   const body = h('div', { class: 'me-body' });
   replace(root, h('div', { class: 'me-screen' }, h('section', { class: 'panel' }, h('h2', {}, 'Your account'), status, body)));
 
+  let methods = null;
   async function load() {
     const acc = await session.ready({ fresh: true });
+    methods ??= await signInMethods().catch(() => ({ passkeys: true, passwords: false }));
     if (!alive) return;
     if (!acc) {
       status.textContent = '';
       replace(body, [
         h('p', { id: 'me-none' }, 'You have no account on this server yet: it is made the first time you sit down at a table, under the name you choose.'),
-        passkeySignIn(),
+        signInSection(),
         h('a', { class: 'btn btn-primary', href: '#/' }, 'To the lobby'),
       ]);
       return;
     }
-    const [sessions, matches, passkeys] = await Promise.all([
+    const [sessions, matches, passkeys, ways] = await Promise.all([
       listSessions().catch((err) => err),
       listMatches(20, { finished: true, mine: true }).catch((err) => err),
       listPasskeys().catch((err) => err),
+      methods.passwords ? listIdentities().catch((err) => err) : null,
     ]);
     if (!alive) return;
     status.textContent = '';
     sessionsBox = sessionsSection(sessions);
-    replace(body, [nameSection(acc), passkeysSection(passkeys), sessionsBox, tokenSection(), matchesSection(matches), passkeySignIn(acc)]);
+    replace(body, [
+      nameSection(acc), passkeysSection(passkeys), methods.passwords ? passwordSection(acc, ways) : null,
+      sessionsBox, tokenSection(), matchesSection(matches), signInSection(acc),
+    ]);
+  }
+
+  /** Asks before a browser that plays as `acc` signs in to another account (`how`: "with a passkey"). */
+  function switchOk(acc, how, id) {
+    if (!acc) return Promise.resolve(true);
+    return confirmDialog({
+      id,
+      title: 'Sign in to another account?',
+      body: [
+        h('p', {}, `This browser plays as ${acc.name}. Signing in ${how} plays as that account instead.`),
+        h('p', {}, `${acc.name} is not merged into it and stays as it is: keep ${acc.name} with a passkey${methods?.passwords ? ' or a password' : ''} first if you want to come back to it; otherwise this browser forgets it.`),
+      ],
+      confirm: `Sign in ${how}`,
+      cancel: `Stay ${acc.name}`,
+    });
+  }
+
+  /** Signing in to an account: a passkey, or (where passwords are on) a name and password. */
+  function signInSection(acc) {
+    const passkey = passkeySignIn(acc);
+    const password = methods?.passwords ? passwordSignIn(acc) : null;
+    if (!passkey && !password) return null;
+    return h('section', { class: 'me-section', 'aria-labelledby': 'me-passkey-sign-in-h' },
+      h('h3', { id: 'me-passkey-sign-in-h' }, acc ? 'Another account' : 'Have an account?'),
+      passkey, password);
+  }
+
+  /** "Sign in with a password": the account's name and its password. */
+  function passwordSignIn(acc) {
+    const name = h('input', { id: 'me-signin-name', name: 'username', type: 'text', maxlength: 24, autocomplete: 'username', required: true });
+    const password = h('input', { id: 'me-signin-password', name: 'password', type: 'password', maxlength: 128, autocomplete: 'current-password', required: true, 'aria-describedby': 'me-signin-error' });
+    const error = h('p', { id: 'me-signin-error', class: 'field-error', role: 'alert' });
+    const button = h('button', { type: 'submit', class: acc ? 'btn btn-plain' : 'btn btn-primary', id: 'me-password-sign-in' }, 'Sign in with a password');
+    const form = h('form', { class: 'me-name-form me-pass-form', id: 'me-password-form', novalidate: true },
+      h('div', { class: 'field' }, h('label', { for: 'me-signin-name' }, 'Name'), name),
+      h('div', { class: 'field' }, h('label', { for: 'me-signin-password' }, 'Password'), password),
+      error, button);
+    form.addEventListener('submit', async (e) => {
+      e.preventDefault();
+      if (!name.value.trim() || !password.value) {
+        error.textContent = 'Type the account\'s name and its password.';
+        return;
+      }
+      if (!(await switchOk(acc, 'with a password', 'password-switch'))) return;
+      button.disabled = true;
+      error.textContent = '';
+      try {
+        const signed = await signInWithPassword(name.value.trim(), password.value);
+        announce(`Signed in as ${signed.name}.`);
+        load();
+      } catch (err) {
+        error.textContent = err.message;
+        password.value = '';
+        password.focus();
+        button.disabled = false;
+      }
+    });
+    return [h('p', { class: 'muted small' }, 'Or the account\'s name and the password set on it.'), form];
+  }
+
+  /** The account's password: set one, or change (the other sessions are signed out) or remove it. */
+  function passwordSection(acc, ways) {
+    const head = h('h3', { id: 'me-password-h' }, 'Password');
+    if (ways instanceof Error) return h('section', { class: 'me-section' }, head, h('p', { class: 'field-error' }, `Could not load the ways in (${ways.message}).`));
+    const has = ways.some((w) => w.kind === 'password');
+    const error = h('p', { id: 'me-password-error', class: 'field-error', role: 'alert' });
+    const said = h('p', { class: 'muted small', role: 'status', id: 'me-password-said' });
+    // The name, for the browser's password manager to file the password under.
+    const user = h('input', { type: 'text', name: 'username', autocomplete: 'username', value: acc.name, hidden: true, readonly: true });
+    const current = has ? h('input', { id: 'me-password-current', name: 'current-password', type: 'password', maxlength: 128, autocomplete: 'current-password', 'aria-describedby': 'me-password-error' }) : null;
+    const next = h('input', { id: 'me-password-new', name: 'new-password', type: 'password', minlength: 8, maxlength: 128, autocomplete: 'new-password', 'aria-describedby': 'me-password-error me-password-hint' });
+    const button = h('button', { type: 'submit', class: 'btn btn-primary', id: 'me-set-password' }, has ? 'Change the password' : 'Set a password');
+    const form = h('form', { class: 'me-name-form me-pass-form', novalidate: true }, user,
+      current ? h('div', { class: 'field' }, h('label', { for: 'me-password-current' }, 'Current password'), current) : null,
+      h('div', { class: 'field' }, h('label', { for: 'me-password-new' }, has ? 'New password' : 'Password'), next,
+        h('small', { id: 'me-password-hint', class: 'hint' }, 'At least 8 characters; a few words make a strong one.')),
+      error, button);
+    form.addEventListener('submit', async (e) => {
+      e.preventDefault();
+      if (next.value.length < 8) {
+        error.textContent = 'A password is at least 8 characters long.';
+        next.focus();
+        return;
+      }
+      button.disabled = true;
+      error.textContent = '';
+      try {
+        const set = await setPassword(next.value, current?.value);
+        const out = set.signed_out ? ` ${set.signed_out} other session${set.signed_out === 1 ? ' was' : 's were'} signed out.` : '';
+        announce(set.changed ? `Password changed.${out}` : 'Password set: sign in anywhere with your name and it.');
+        load();
+      } catch (err) {
+        error.textContent = err.message;
+        (err.code === 'wrong_password' ? current : next)?.focus();
+        button.disabled = false;
+      }
+    });
+    let remove = null;
+    if (has) {
+      remove = h('button', { type: 'button', class: 'btn btn-small btn-danger-plain', id: 'me-remove-password' }, 'Remove the password');
+      remove.addEventListener('click', async () => {
+        const ok = await confirmDialog({
+          id: 'password-remove',
+          title: 'Remove the password?',
+          body: h('p', {}, 'Your name and a password will no longer sign this account in. This browser stays signed in.'),
+          confirm: 'Remove',
+          danger: true,
+        });
+        if (!ok) return;
+        remove.disabled = true;
+        try {
+          await removePassword();
+          announce('Password removed.');
+          load();
+        } catch (err) {
+          said.textContent = `Could not remove it: ${err.message}`;
+          remove.disabled = false;
+        }
+      });
+    }
+    return h('section', { class: 'me-section', id: 'me-password', 'aria-labelledby': 'me-password-h' }, head,
+      h('p', { class: 'muted small' }, has
+        ? 'Your name and this password sign this account in on any browser. Changing it signs out everywhere else.'
+        : 'Or keep this account with a password: then sign in on any browser with your name and it.'),
+      form, remove, said);
   }
 
   /**
@@ -73,19 +226,7 @@ export function mountMe(root, { setTitle }) {
     const said = h('p', { id: 'me-passkey-said', class: 'field-error', role: 'alert' });
     const button = h('button', { type: 'button', class: acc ? 'btn btn-plain' : 'btn btn-primary', id: 'me-passkey-sign-in' }, 'Sign in with a passkey');
     button.addEventListener('click', async () => {
-      if (acc) {
-        const ok = await confirmDialog({
-          id: 'passkey-switch',
-          title: 'Sign in to another account?',
-          body: [
-            h('p', {}, `This browser plays as ${acc.name}. Signing in with a passkey plays as that passkey's account instead.`),
-            h('p', {}, `${acc.name} is not merged into it and stays as it is: add a passkey to ${acc.name} first if you want to come back to it; otherwise this browser forgets it.`),
-          ],
-          confirm: 'Sign in with a passkey',
-          cancel: `Stay ${acc.name}`,
-        });
-        if (!ok) return;
-      }
+      if (!(await switchOk(acc, 'with a passkey', 'passkey-switch'))) return;
       button.disabled = true;
       said.textContent = '';
       try {
@@ -97,10 +238,10 @@ export function mountMe(root, { setTitle }) {
         button.disabled = false;
       }
     });
-    return h('section', { class: 'me-section', 'aria-labelledby': 'me-passkey-sign-in-h' },
-      h('h3', { id: 'me-passkey-sign-in-h' }, acc ? 'Another account' : 'Have an account?'),
+    return [
       h('p', { class: 'muted small' }, 'A passkey made for this server on another device (or kept by your phone or password manager) signs you in here: no name to type.'),
-      button, said);
+      button, said,
+    ];
   }
 
   function passkeysSection(passkeys) {
