@@ -23,7 +23,7 @@ use webauthn_rs::prelude::{
 use crate::accounts::{Accounts, Requester, SessionToken, SignedIn};
 use crate::config::ServerConfig;
 use crate::error::AppError;
-use crate::storage::{Ceremony, CeremonyKind, PasskeyRow, PasskeyStore};
+use crate::storage::{Ceremony, CeremonyKind, CeremonyStore, PasskeyRow, PasskeyStore};
 use crate::time::now_ms;
 
 /// How long a ceremony waits for its answer.
@@ -94,6 +94,7 @@ fn info(r: &PasskeyRow) -> PasskeyInfo {
 pub struct Passkeys {
     rp: Webauthn,
     store: PasskeyStore,
+    ceremonies: CeremonyStore,
     accounts: Arc<Accounts>,
 }
 
@@ -135,9 +136,15 @@ fn credential_id(raw: &[u8]) -> String {
 }
 
 impl Passkeys {
-    /// Passkeys of `accounts`, kept in `store`, for the relying party `rp`.
-    pub fn new(rp: Webauthn, store: PasskeyStore, accounts: Arc<Accounts>) -> Passkeys {
-        Passkeys { rp, store, accounts }
+    /// Passkeys of `accounts`, kept in `store`, for the relying party `rp`;
+    /// their ceremonies kept in `ceremonies`.
+    pub fn new(
+        rp: Webauthn,
+        store: PasskeyStore,
+        ceremonies: CeremonyStore,
+        accounts: Arc<Accounts>,
+    ) -> Passkeys {
+        Passkeys { rp, store, ceremonies, accounts }
     }
 
     async fn begin(
@@ -148,7 +155,10 @@ impl Passkeys {
     ) -> Result<Uuid, AppError> {
         let id = Uuid::new_v4();
         let expires = now_ms().saturating_add(CEREMONY_SECS * 1000);
-        self.store.begin(id, &Ceremony { kind, account, state }, expires).await.map_err(|e| storage(&e))?;
+        self.ceremonies
+            .begin(id, &Ceremony { kind, account, state }, expires)
+            .await
+            .map_err(|e| storage(&e))?;
         Ok(id)
     }
 
@@ -176,8 +186,9 @@ impl Passkeys {
             selection["residentKey"] = json!("required");
             selection["requireResidentKey"] = json!(true);
         }
-        let id =
-            self.begin(CeremonyKind::Register, Some(who.account.id), to_json("a ceremony", &state)?).await?;
+        let id = self
+            .begin(CeremonyKind::PasskeyRegister, Some(who.account.id), to_json("a ceremony", &state)?)
+            .await?;
         Ok((id, options))
     }
 
@@ -199,8 +210,8 @@ impl Passkeys {
     ) -> Result<PasskeyInfo, AppError> {
         let now = now_ms();
         let taken = self
-            .store
-            .take(ceremony, CeremonyKind::Register, Some(who.account.id), now)
+            .ceremonies
+            .take(ceremony, CeremonyKind::PasskeyRegister, Some(who.account.id), now)
             .await
             .map_err(|e| storage(&e))?;
         let Some(taken) = taken else {
@@ -260,7 +271,7 @@ impl Passkeys {
         // A button asks, not the name field's autofill.
         options.mediation = None;
         let options = to_value(&options)?;
-        let id = self.begin(CeremonyKind::SignIn, None, to_json("a ceremony", &state)?).await?;
+        let id = self.begin(CeremonyKind::PasskeySignIn, None, to_json("a ceremony", &state)?).await?;
         Ok((id, options))
     }
 
@@ -282,8 +293,11 @@ impl Passkeys {
     ) -> Result<(SignedIn, SessionToken), AppError> {
         let no = || AppError::new(ErrorCode::Unauthorized, SIGN_IN_REFUSED);
         let now = now_ms();
-        let taken =
-            self.store.take(ceremony, CeremonyKind::SignIn, None, now).await.map_err(|e| storage(&e))?;
+        let taken = self
+            .ceremonies
+            .take(ceremony, CeremonyKind::PasskeySignIn, None, now)
+            .await
+            .map_err(|e| storage(&e))?;
         let Some(taken) = taken else {
             return Err(no());
         };
@@ -318,7 +332,7 @@ impl Passkeys {
 
     /// Forgets the ceremonies that ran out.
     pub async fn sweep(&self) {
-        if let Err(e) = self.store.sweep(now_ms()).await {
+        if let Err(e) = self.ceremonies.sweep(now_ms()).await {
             warn!(error = %e, "old passkey ceremonies could not be forgotten");
         }
     }

@@ -86,6 +86,7 @@ impl Shared {
         let passkeys = Arc::new(Passkeys::new(
             relying_party(&config.server)?,
             journal.accounts().passkeys(),
+            journal.accounts().ceremonies(),
             Arc::clone(&accounts),
         ));
         let passwords = Arc::new(Passwords::new(

@@ -18,6 +18,7 @@ use spades_protocol::{ActionSource, MatchSummary, RecordSeat, SeatKind, SeatPlay
 use uuid::Uuid;
 
 mod accounts;
+mod ceremonies;
 mod faults;
 mod lease;
 mod memory;
@@ -28,10 +29,11 @@ mod sql;
 pub use accounts::{
     AccountRow, AccountStore, Created, NameHolder, NewGuest, Rename, Renamed, SessionRow, SessionsOf,
 };
+pub use ceremonies::{Ceremony, CeremonyKind, CeremonyStore};
 pub use faults::{Faults, Op};
 pub use lease::{Claimed, Leases, NodeRow, Owner, Registered, TableCounts};
 pub use memory::MemoryStore;
-pub use passkeys::{Ceremony, CeremonyKind, PasskeyRow, PasskeyStore};
+pub use passkeys::{PasskeyRow, PasskeyStore};
 pub use passwords::{PasswordRow, PasswordStore};
 use sql::WriteOp;
 pub use sql::{SqlStore, execute_raw};

@@ -1,9 +1,7 @@
 //! The passkey store: each account's passkeys (the public part of a
-//! WebAuthn credential, its signature counter, its name) and the ceremonies
-//! under way (the relying party's state between a challenge and its
-//! answer), on the account store's database. A ceremony is kept on the
-//! server, never in a cookie, so that it can be finished on any node of a
-//! cluster, and it is taken once: reading it deletes it.
+//! WebAuthn credential, its signature counter, its name), on the account
+//! store's database. The ceremonies that add and use them are kept by
+//! `ceremonies.rs`.
 
 use uuid::Uuid;
 
@@ -27,44 +25,6 @@ pub struct PasskeyRow {
     pub created_at_ms: u64,
     /// Last used to sign in, Unix ms.
     pub last_used_at_ms: Option<u64>,
-}
-
-/// What a ceremony is for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum CeremonyKind {
-    /// Adding a passkey to a signed-in account.
-    Register,
-    /// Signing in with a passkey.
-    SignIn,
-}
-
-impl CeremonyKind {
-    fn as_str(self) -> &'static str {
-        match self {
-            CeremonyKind::Register => "passkey_register",
-            CeremonyKind::SignIn => "passkey_sign_in",
-        }
-    }
-}
-
-/// A ceremony under way.
-#[derive(Clone)]
-pub struct Ceremony {
-    /// What it is for.
-    pub kind: CeremonyKind,
-    /// The account (registration only).
-    pub account: Option<Uuid>,
-    /// The relying party's state (JSON).
-    pub state: String,
-}
-
-impl std::fmt::Debug for Ceremony {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Ceremony")
-            .field("kind", &self.kind)
-            .field("account", &self.account)
-            .finish_non_exhaustive()
-    }
 }
 
 /// The passkey store (cheap to clone): a narrow handle on the account
@@ -98,50 +58,6 @@ impl AccountStore {
 }
 
 impl PasskeyStore {
-    /// Keeps a ceremony until `expires_at_ms`.
-    ///
-    /// # Errors
-    /// When the database fails.
-    pub async fn begin(&self, id: Uuid, ceremony: &Ceremony, expires_at_ms: u64) -> Result<(), StorageError> {
-        self.db
-            .run("keeping a ceremony", |pool| async move {
-                match pool {
-                    Pool::Sqlite(p) => sqlite::begin(&p, id, ceremony, expires_at_ms).await,
-                    Pool::Postgres(p) => pg::begin(&p, id, ceremony, expires_at_ms).await,
-                }
-            })
-            .await
-    }
-
-    /// Takes a ceremony of `kind` that has not expired (and, when
-    /// `account` is given, that account's): it is deleted, so a second
-    /// answer to the same challenge finds nothing.
-    ///
-    /// # Errors
-    /// When the database fails.
-    pub async fn take(
-        &self,
-        id: Uuid,
-        kind: CeremonyKind,
-        account: Option<Uuid>,
-        now_ms: u64,
-    ) -> Result<Option<Ceremony>, StorageError> {
-        let row = self
-            .db
-            .run("taking a ceremony", |pool| async move {
-                match pool {
-                    Pool::Sqlite(p) => sqlite::take(&p, id, kind, account, now_ms).await,
-                    Pool::Postgres(p) => pg::take(&p, id, kind, account, now_ms).await,
-                }
-            })
-            .await?;
-        row.map(|(account, state)| {
-            let account = account.map(|a| uuid_of("account", &a)).transpose()?;
-            Ok(Ceremony { kind, account, state })
-        })
-        .transpose()
-    }
-
     /// Adds a passkey. `Ok(false)` when its credential id is stored
     /// already (for this account or another): nothing is added.
     ///
@@ -222,21 +138,6 @@ impl PasskeyStore {
             })
             .await
     }
-
-    /// Forgets the ceremonies that ran out.
-    ///
-    /// # Errors
-    /// When the database fails.
-    pub async fn sweep(&self, now_ms: u64) -> Result<(), StorageError> {
-        self.db
-            .run("forgetting old ceremonies", |pool| async move {
-                match pool {
-                    Pool::Sqlite(p) => sqlite::sweep(&p, now_ms).await,
-                    Pool::Postgres(p) => pg::sweep(&p, now_ms).await,
-                }
-            })
-            .await
-    }
 }
 
 /// The same SQL for both databases (`$n` placeholders work in both).
@@ -244,46 +145,6 @@ macro_rules! backend {
     ($module:ident, $pool:ty) => {
         mod $module {
             use super::*;
-
-            pub(super) async fn begin(
-                pool: &$pool,
-                id: Uuid,
-                c: &Ceremony,
-                expires_at_ms: u64,
-            ) -> Result<(), sqlx::Error> {
-                sqlx::query(
-                    "INSERT INTO ceremonies (id, kind, account_id, state, expires_at) VALUES ($1, $2, $3, $4, $5)",
-                )
-                .bind(id.to_string())
-                .bind(c.kind.as_str())
-                .bind(c.account.map(|a| a.to_string()))
-                .bind(&c.state)
-                .bind(ms(expires_at_ms))
-                .execute(pool)
-                .await
-                .map(drop)
-            }
-
-            pub(super) async fn take(
-                pool: &$pool,
-                id: Uuid,
-                kind: CeremonyKind,
-                account: Option<Uuid>,
-                now_ms: u64,
-            ) -> Result<Option<(Option<String>, String)>, sqlx::Error> {
-                let sql = if account.is_some() {
-                    "DELETE FROM ceremonies WHERE id = $1 AND kind = $2 AND expires_at > $3 AND account_id = $4 \
-                     RETURNING account_id, state"
-                } else {
-                    "DELETE FROM ceremonies WHERE id = $1 AND kind = $2 AND expires_at > $3 \
-                     RETURNING account_id, state"
-                };
-                let query = sqlx::query_as(sql).bind(id.to_string()).bind(kind.as_str()).bind(ms(now_ms));
-                match account {
-                    Some(a) => query.bind(a.to_string()).fetch_optional(pool).await,
-                    None => query.fetch_optional(pool).await,
-                }
-            }
 
             pub(super) async fn add(pool: &$pool, r: &PasskeyRow) -> Result<bool, sqlx::Error> {
                 let done = sqlx::query(
@@ -301,13 +162,18 @@ macro_rules! backend {
             }
 
             pub(super) async fn get(pool: &$pool, id: &str) -> Result<Option<PasskeyTuple>, sqlx::Error> {
-                sqlx::query_as(sqlx::AssertSqlSafe(format!("SELECT {PASSKEY_COLUMNS} FROM passkeys WHERE id = $1")))
-                    .bind(id)
-                    .fetch_optional(pool)
-                    .await
+                sqlx::query_as(sqlx::AssertSqlSafe(format!(
+                    "SELECT {PASSKEY_COLUMNS} FROM passkeys WHERE id = $1"
+                )))
+                .bind(id)
+                .fetch_optional(pool)
+                .await
             }
 
-            pub(super) async fn of_account(pool: &$pool, account: Uuid) -> Result<Vec<PasskeyTuple>, sqlx::Error> {
+            pub(super) async fn of_account(
+                pool: &$pool,
+                account: Uuid,
+            ) -> Result<Vec<PasskeyTuple>, sqlx::Error> {
                 sqlx::query_as(sqlx::AssertSqlSafe(format!(
                     "SELECT {PASSKEY_COLUMNS} FROM passkeys WHERE account_id = $1 ORDER BY created_at, id"
                 )))
@@ -339,14 +205,6 @@ macro_rules! backend {
                     .await?;
                 Ok(done.rows_affected() == 1)
             }
-
-            pub(super) async fn sweep(pool: &$pool, now_ms: u64) -> Result<(), sqlx::Error> {
-                sqlx::query("DELETE FROM ceremonies WHERE expires_at <= $1")
-                    .bind(ms(now_ms))
-                    .execute(pool)
-                    .await
-                    .map(drop)
-            }
         }
     };
 }
@@ -365,29 +223,6 @@ mod tests {
         let new = NewGuest { id, name: &name, skeleton: &skeleton, device_hash: &device, now_ms: 1 };
         store.create_guest(&new).await.unwrap();
         id
-    }
-
-    #[tokio::test]
-    async fn a_ceremony_is_taken_once_by_its_kind_and_account_before_it_runs_out() {
-        let store = AccountStore::memory();
-        let (ann, bo) = (account(&store, 1).await, account(&store, 2).await);
-        let passkeys = store.passkeys();
-        let ceremony = |account| Ceremony { kind: CeremonyKind::Register, account, state: "{}".into() };
-        let id = Uuid::new_v4();
-        passkeys.begin(id, &ceremony(Some(ann)), 1_000).await.unwrap();
-        // Not another account's, not as the other kind.
-        assert!(passkeys.take(id, CeremonyKind::Register, Some(bo), 500).await.unwrap().is_none());
-        assert!(passkeys.take(id, CeremonyKind::SignIn, None, 500).await.unwrap().is_none());
-        // Its own, once.
-        let taken = passkeys.take(id, CeremonyKind::Register, Some(ann), 500).await.unwrap().unwrap();
-        assert_eq!((taken.account, taken.state.as_str()), (Some(ann), "{}"));
-        assert!(passkeys.take(id, CeremonyKind::Register, Some(ann), 500).await.unwrap().is_none());
-        // Run out: gone, even unused.
-        let late = Uuid::new_v4();
-        passkeys.begin(late, &ceremony(Some(ann)), 1_000).await.unwrap();
-        assert!(passkeys.take(late, CeremonyKind::Register, Some(ann), 1_000).await.unwrap().is_none());
-        passkeys.sweep(2_000).await.unwrap();
-        assert!(passkeys.take(late, CeremonyKind::Register, Some(ann), 0).await.unwrap().is_none());
     }
 
     #[tokio::test]
