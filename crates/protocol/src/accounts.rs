@@ -294,6 +294,22 @@ pub struct SignInMethods {
     pub passkeys: bool,
     /// A name and a password (`accounts.passwords`).
     pub passwords: bool,
+    /// The OpenID Connect providers (`oidc.providers`), in the order of
+    /// their ids.
+    #[serde(default)]
+    pub providers: Vec<OidcProvider>,
+}
+
+/// An OpenID Connect provider players may sign in with.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+pub struct OidcProvider {
+    /// Its id: signing in starts at `GET /api/v1/oidc/<id>/start`.
+    pub id: String,
+    /// The words of its button ("Sign in with the Club").
+    pub label: String,
+    /// False while the server cannot reach it (it tries again every
+    /// `oidc.retry_secs`): signing in with it is refused meanwhile.
+    pub available: bool,
 }
 
 /// What kind of way into an account.
@@ -307,6 +323,8 @@ pub enum IdentityKind {
     Password,
     /// A passkey.
     Passkey,
+    /// An identity at an OpenID Connect provider (its issuer and subject).
+    Oidc,
 }
 
 /// One way into the signed-in account (`GET /api/v1/me/identities`).
@@ -314,12 +332,12 @@ pub enum IdentityKind {
 pub struct Identity {
     /// What kind.
     pub kind: IdentityKind,
-    /// Its id where it can be removed by it (a passkey's id); absent for
-    /// a device and the password (there is one).
+    /// Its id where it can be removed by it (a passkey's id, an OpenID
+    /// identity's); absent for a device and the password (there is one).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub id: Option<String>,
     /// What the player sees: the passkey's name, "Password", "Device
-    /// secret".
+    /// secret", the provider's label and the name it gave.
     pub label: String,
     /// Added, Unix ms.
     pub created_at: u64,
@@ -327,6 +345,9 @@ pub struct Identity {
     /// device's).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_used_at: Option<u64>,
+    /// An OpenID identity's provider (its id in `oidc.providers`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub provider: Option<String>,
 }
 
 /// `GET /api/v1/names/suggestion`: a generated name nobody holds now.

@@ -30,8 +30,8 @@ mod read;
 
 pub use accounts::{
     Account, AccountKind, AddPasskey, GuestSignIn, Identity, IdentityKind, IssuedSession, Me, NameSuggestion,
-    NewSession, PasskeyInfo, PasskeyOptions, PasskeySignIn, PasswordSet, PasswordSignIn, RenameAccount,
-    SessionDelivery, SessionInfo, SetPassword, SignInMethods, SignedIn,
+    NewSession, OidcProvider, PasskeyInfo, PasskeyOptions, PasskeySignIn, PasswordSet, PasswordSignIn,
+    RenameAccount, SessionDelivery, SessionInfo, SetPassword, SignInMethods, SignedIn,
 };
 pub use change::{ApplyError, Change, ClockChange, Deal};
 pub use read::{Field, Refusal};
@@ -673,11 +673,14 @@ pub enum ErrorCode {
     /// REST: removing this way of signing in would leave the account none
     /// (409).
     LastSignIn,
+    /// REST: the OpenID provider cannot be reached now (503); the server
+    /// tries again by itself.
+    ProviderUnavailable,
 }
 
 impl ErrorCode {
     /// Every code, in declaration order.
-    pub const ALL: [ErrorCode; 48] = [
+    pub const ALL: [ErrorCode; 49] = [
         ErrorCode::BadMessage,
         ErrorCode::FrameTooLarge,
         ErrorCode::RateLimited,
@@ -726,6 +729,7 @@ impl ErrorCode {
         ErrorCode::InvalidPassword,
         ErrorCode::WrongPassword,
         ErrorCode::LastSignIn,
+        ErrorCode::ProviderUnavailable,
     ];
 
     /// The code as it appears on the wire, e.g. `"must_follow_suit"`.
@@ -779,6 +783,7 @@ impl ErrorCode {
             ErrorCode::InvalidPassword => "invalid_password",
             ErrorCode::WrongPassword => "wrong_password",
             ErrorCode::LastSignIn => "last_sign_in",
+            ErrorCode::ProviderUnavailable => "provider_unavailable",
         }
     }
 

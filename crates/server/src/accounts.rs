@@ -515,6 +515,23 @@ impl Accounts {
         self.store.devices(account).await.map_err(|e| storage(&e))
     }
 
+    /// A display name for an account a provider makes: `wanted` (the
+    /// name the provider gave) when it is a valid name nobody holds, else
+    /// a generated one; with its skeleton.
+    ///
+    /// # Errors
+    /// Storage.
+    pub async fn offered_name(&self, wanted: Option<&str>) -> Result<(String, String), AppError> {
+        if let Some((name, skeleton)) = wanted.and_then(|w| Self::checked_name(w).ok())
+            && self.store.name_holder(&skeleton, now_ms()).await.map_err(|e| storage(&e))?.is_none()
+        {
+            return Ok((name, skeleton));
+        }
+        let name = self.suggest_name().await?;
+        let skeleton = name_skeleton(&name);
+        Ok((name, skeleton))
+    }
+
     /// The account that goes by `name` now (compared as names are: case
     /// and look-alikes aside), and the name's skeleton. A name given up
     /// and kept is nobody's here.

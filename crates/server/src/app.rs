@@ -237,6 +237,14 @@ pub async fn serve_with(
             }
         }
     });
+    // OpenID providers are discovered before the first request; one that
+    // cannot be reached is unavailable (its button says so) and tried
+    // again every `oidc.retry_secs`.
+    let unavailable = state.oidc.discover().await;
+    if unavailable > 0 {
+        warn!(unavailable, retry_secs = state.config.oidc.retry_secs, "OpenID providers unavailable for now");
+    }
+    tokio::spawn(Arc::clone(&state.oidc).keep_discovering(state.shutdown.clone()));
     let app = router(Arc::clone(&state)).into_make_service_with_connect_info::<SocketAddr>();
     let addr = listener.local_addr().context("listener address")?;
     info!(%addr, "listening");

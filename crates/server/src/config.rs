@@ -35,6 +35,57 @@ pub struct Config {
     pub cluster: ClusterConfig,
     /// Accounts, names and sessions.
     pub accounts: AccountsConfig,
+    /// OpenID Connect providers players may sign in with (none by
+    /// default).
+    pub oidc: OidcConfig,
+}
+
+/// OpenID Connect: the providers, by the id that names them in URLs.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct OidcConfig {
+    /// Each provider under its id (`[oidc.providers.club]`: 1 to 32 of
+    /// `a-z 0-9 - _`, used in `/api/v1/oidc/<id>/…`).
+    pub providers: std::collections::BTreeMap<String, OidcProviderConfig>,
+    /// Seconds between two tries to discover a provider that could not be
+    /// reached (at start-up, or since).
+    pub retry_secs: u64,
+}
+
+impl Default for OidcConfig {
+    fn default() -> OidcConfig {
+        OidcConfig { providers: std::collections::BTreeMap::new(), retry_secs: 30 }
+    }
+}
+
+/// One OpenID provider. `Debug` never shows the client secret.
+#[derive(Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct OidcProviderConfig {
+    /// The issuer, exactly as the provider publishes it (its discovery
+    /// document is `<issuer>/.well-known/openid-configuration`).
+    pub issuer: String,
+    /// The client id the provider gave this server.
+    pub client_id: String,
+    /// The client secret it gave (set it in the environment:
+    /// `SPADES_OIDC__PROVIDERS__<ID>__CLIENT_SECRET`).
+    #[serde(default)]
+    pub client_secret: String,
+    /// The words of its button ("Sign in with Club"); empty: "Sign in
+    /// with <id>".
+    #[serde(default)]
+    pub label: String,
+}
+
+impl std::fmt::Debug for OidcProviderConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("OidcProviderConfig")
+            .field("issuer", &self.issuer)
+            .field("client_id", &self.client_id)
+            .field("client_secret", &if self.client_secret.is_empty() { "" } else { "***" })
+            .field("label", &self.label)
+            .finish()
+    }
 }
 
 /// Accounts, names and sessions.
@@ -605,7 +656,44 @@ impl Config {
                  http or https, no path, as a browser sends it in Origin)"
             )));
         }
+        self.validate_oidc()?;
         self.validate_cluster()
+    }
+
+    fn validate_oidc(&self) -> Result<(), ConfigError> {
+        let o = &self.oidc;
+        if o.retry_secs < 1 {
+            return Err(ConfigError("oidc.retry_secs must be at least 1".into()));
+        }
+        if !o.providers.is_empty() && self.server.public_url.is_empty() {
+            return Err(ConfigError(
+                "oidc.providers need server.public_url: each provider sends players back to \
+                 <public_url>/api/v1/oidc/<id>/callback, which must be registered with it"
+                    .into(),
+            ));
+        }
+        for (id, p) in &o.providers {
+            let id_ok = (1..=32).contains(&id.len())
+                && id.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-' || b == b'_');
+            if !id_ok {
+                return Err(ConfigError(format!(
+                    "oidc.providers: the id {id:?} must be 1 to 32 of a-z 0-9 - _ (it is part of a URL)"
+                )));
+            }
+            let issuer_ok = url::Url::parse(&p.issuer)
+                .is_ok_and(|u| matches!(u.scheme(), "https" | "http") && u.host().is_some());
+            if !issuer_ok {
+                return Err(ConfigError(format!(
+                    "oidc.providers.{id}.issuer {:?} must be an http(s) URL, written exactly as the provider \
+                     publishes it",
+                    p.issuer
+                )));
+            }
+            if p.client_id.is_empty() {
+                return Err(ConfigError(format!("oidc.providers.{id}.client_id is empty")));
+            }
+        }
+        Ok(())
     }
 
     fn validate_cluster(&self) -> Result<(), ConfigError> {

@@ -65,7 +65,8 @@ impl AppError {
             ErrorCode::Capacity
             | ErrorCode::ShuttingDown
             | ErrorCode::TableClosed
-            | ErrorCode::StorageUnavailable => StatusCode::SERVICE_UNAVAILABLE,
+            | ErrorCode::StorageUnavailable
+            | ErrorCode::ProviderUnavailable => StatusCode::SERVICE_UNAVAILABLE,
             ErrorCode::Internal => StatusCode::INTERNAL_SERVER_ERROR,
             ErrorCode::InvalidToken => StatusCode::FORBIDDEN,
             ErrorCode::Unauthorized => StatusCode::UNAUTHORIZED,

@@ -1,5 +1,6 @@
 //! The ways into an account, together: its devices (a guest's secret), its
-//! password (when passwords are on) and its passkeys, listed for the
+//! password (when passwords are on), its passkeys and its OpenID
+//! identities, listed for the
 //! player, and removed only while another is left, so that no account is
 //! locked out by its own player. docs/accounts.md, "Ways to sign in".
 
@@ -9,6 +10,7 @@ use spades_protocol::{ErrorCode, Identity, IdentityKind};
 
 use crate::accounts::{Accounts, SignedIn};
 use crate::error::AppError;
+use crate::oidc::Oidc;
 use crate::passkeys::Passkeys;
 use crate::passwords::Passwords;
 
@@ -18,6 +20,7 @@ pub struct Identities {
     accounts: Arc<Accounts>,
     passkeys: Arc<Passkeys>,
     passwords: Arc<Passwords>,
+    oidc: Arc<Oidc>,
 }
 
 /// What the player would remove.
@@ -25,16 +28,22 @@ pub struct Identities {
 enum Removing<'a> {
     Password,
     Passkey(&'a str),
+    Oidc(&'a str),
 }
 
 impl Identities {
     /// The ways into the accounts of these services.
-    pub fn new(accounts: Arc<Accounts>, passkeys: Arc<Passkeys>, passwords: Arc<Passwords>) -> Identities {
-        Identities { accounts, passkeys, passwords }
+    pub fn new(
+        accounts: Arc<Accounts>,
+        passkeys: Arc<Passkeys>,
+        passwords: Arc<Passwords>,
+        oidc: Arc<Oidc>,
+    ) -> Identities {
+        Identities { accounts, passkeys, passwords, oidc }
     }
 
     /// Every way into the signed-in account: devices, the password,
-    /// passkeys (each kind the first added first).
+    /// passkeys, OpenID identities (each kind the first added first).
     ///
     /// # Errors
     /// Storage.
@@ -51,6 +60,7 @@ impl Identities {
                 label: "Device secret".into(),
                 created_at,
                 last_used_at: None,
+                provider: None,
             })
             .collect();
         if let Some(p) = self.passwords.of(account).await? {
@@ -60,6 +70,7 @@ impl Identities {
                 label: "Password".into(),
                 created_at: p.created_at_ms,
                 last_used_at: p.last_used_at_ms,
+                provider: None,
             });
         }
         out.extend(self.passkeys.list(who).await?.into_iter().map(|p| Identity {
@@ -68,6 +79,18 @@ impl Identities {
             label: p.name,
             created_at: p.created_at,
             last_used_at: p.last_used_at,
+            provider: None,
+        }));
+        out.extend(self.oidc.of(account).await?.into_iter().map(|i| Identity {
+            kind: IdentityKind::Oidc,
+            id: Some(i.id.to_string()),
+            label: match self.oidc.label(&i.provider) {
+                Some(provider) => format!("{provider}: {}", i.label),
+                None => i.label,
+            },
+            created_at: i.created_at_ms,
+            last_used_at: i.last_used_at_ms,
+            provider: Some(i.provider),
         }));
         Ok(out)
     }
@@ -82,11 +105,12 @@ impl Identities {
         let has = ways.iter().any(|w| match what {
             Removing::Password => w.kind == IdentityKind::Password,
             Removing::Passkey(id) => w.kind == IdentityKind::Passkey && w.id.as_deref() == Some(id),
+            Removing::Oidc(id) => w.kind == IdentityKind::Oidc && w.id.as_deref() == Some(id),
         });
         if has && ways.len() < 2 {
             return Err(AppError::new(
                 ErrorCode::LastSignIn,
-                "this is the only way left to sign in to this account: add another (a passkey, a password) first",
+                "this is the only way left to sign in to this account: add another (a passkey, a password, another provider) first",
             ));
         }
         Ok(has)
@@ -102,6 +126,18 @@ impl Identities {
             return Ok(false);
         }
         self.passkeys.remove(who, id).await
+    }
+
+    /// Unlinks an OpenID identity of the signed-in account, when another
+    /// way in is left. `Ok(false)`: it has none of that id.
+    ///
+    /// # Errors
+    /// `last_sign_in`; storage.
+    pub async fn remove_oidc(&self, who: &SignedIn, id: uuid::Uuid) -> Result<bool, AppError> {
+        if !self.may_remove(who, Removing::Oidc(&id.to_string())).await? {
+            return Ok(false);
+        }
+        self.oidc.remove(who, id).await
     }
 
     /// Removes the signed-in account's password, when another way in is

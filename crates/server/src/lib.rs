@@ -33,6 +33,7 @@ pub mod cluster;
 pub mod directory;
 pub mod hosting;
 pub mod identities;
+pub mod oidc;
 pub mod passkeys;
 pub mod passwords;
 pub mod state;

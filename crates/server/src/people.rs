@@ -7,7 +7,7 @@
 
 use std::net::SocketAddr;
 
-use axum::extract::{ConnectInfo, DefaultBodyLimit, Path, State};
+use axum::extract::{ConnectInfo, DefaultBodyLimit, Path, Query, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{delete, get, post, put};
@@ -47,6 +47,9 @@ pub fn routes() -> Router<AppState> {
         .route("/me/identities", get(identities))
         .route("/passwords/sign-in", post(password_sign_in))
         .route("/sign-in/methods", get(sign_in_methods))
+        .route("/oidc/{provider}/start", get(oidc_start))
+        .route("/oidc/{provider}/callback", get(oidc_callback))
+        .route("/me/oidc/{identity}", delete(unlink_oidc))
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
 }
 
@@ -497,7 +500,12 @@ pub async fn passkey_sign_in(
     )
 )]
 pub async fn sign_in_methods(State(state): State<AppState>) -> Response {
-    Json(SignInMethods { passkeys: true, passwords: state.passwords.enabled() }).into_response()
+    Json(SignInMethods {
+        passkeys: true,
+        passwords: state.passwords.enabled(),
+        providers: state.oidc.providers(),
+    })
+    .into_response()
 }
 
 /// Every way into the signed-in account: its devices, its password, its passkeys.
@@ -603,6 +611,194 @@ pub async fn password_sign_in(
     let may_try = |account| state.limits.allow_account_sign_in(account);
     let (signed, token) = state.passwords.sign_in(&req.name, &req.password, &who, may_try).await?;
     Ok(signed_in(&state, peer, &headers, &signed, &token, req.session, false))
+}
+
+/// The cookie that binds an OpenID flow to the browser that began it.
+pub const OIDC_COOKIE: &str = "spades_oidc";
+
+/// The value of cookie `name` in a request, if any.
+fn cookie<'h>(headers: &'h HeaderMap, name: &str) -> Option<&'h str> {
+    headers
+        .get_all(header::COOKIE)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(';'))
+        .filter_map(|pair| pair.trim().split_once('='))
+        .find_map(|(k, v)| (k == name).then_some(v))
+}
+
+/// The flow cookie: set for the provider's round trip, or cleared.
+fn oidc_cookie(flow: Option<Uuid>, secure: bool) -> HeaderValue {
+    let secure = if secure { "; Secure" } else { "" };
+    let cookie = match flow {
+        Some(flow) => format!(
+            "{OIDC_COOKIE}={flow}; Path=/api/v1/oidc; HttpOnly; SameSite=Lax; Max-Age={}{secure}",
+            crate::oidc::FLOW_SECS
+        ),
+        None => format!("{OIDC_COOKIE}=; Path=/api/v1/oidc; HttpOnly; SameSite=Lax; Max-Age=0{secure}"),
+    };
+    HeaderValue::from_str(&cookie).unwrap_or_else(|_| HeaderValue::from_static("spades_oidc=; Max-Age=0"))
+}
+
+/// A `303 See Other` to `location`.
+fn see_other(location: &str) -> Response {
+    let mut response = StatusCode::SEE_OTHER.into_response();
+    if let Ok(v) = HeaderValue::from_str(location) {
+        response.headers_mut().insert(header::LOCATION, v);
+    }
+    no_store(response)
+}
+
+/// Back to the account page, saying why the flow ended there.
+fn back_refused(refusal: crate::oidc::Refusal) -> Response {
+    see_other(&format!("/?oidc_error={}#/me", refusal.as_str()))
+}
+
+/// `GET /api/v1/oidc/{provider}/start`: `link=true` links the identity to
+/// the signed-in account instead of signing in.
+#[derive(Debug, serde::Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct OidcStart {
+    /// Link the identity to the signed-in account (true) rather than sign
+    /// in with it (false, the default).
+    #[serde(default)]
+    pub link: bool,
+}
+
+/// Begins signing in with an OpenID provider (a browser navigates here).
+#[utoipa::path(
+    get,
+    path = "/api/v1/oidc/{provider}/start",
+    tag = "accounts",
+    params(("provider" = String, Path, description = "The provider's id (`GET /api/v1/sign-in/methods`)"), OidcStart),
+    responses(
+        (status = 303, description = "To the provider's sign-in (`Location`), the `spades_oidc` cookie set for the round trip; or, refused, back to `/?oidc_error=<why>#/me`: `unavailable` (the provider cannot be reached now; the server tries again by itself), `signed_out` (`link` without a session), `storage`; an unknown provider is `expired`"),
+        (status = 400, description = "A query that is not `link=true` or `link=false` (`bad_message`)", body = ApiError),
+        (status = 429, description = "Too many requests from this address (`rate_limited`; see `Retry-After`)", body = ApiError),
+    )
+)]
+pub async fn oidc_start(
+    State(state): State<AppState>,
+    ConnectInfo(peer): ConnectInfo<SocketAddr>,
+    headers: HeaderMap,
+    Path(provider): Path<String>,
+    Query(query): Query<OidcStart>,
+) -> Response {
+    use crate::oidc::Refusal;
+    let link = if query.link {
+        match crate::boundary::signed_if_any(&state, &headers).await {
+            Ok(Some(who)) => Some(who),
+            Ok(None) => return back_refused(Refusal::SignedOut),
+            Err(_) => return back_refused(Refusal::Storage),
+        }
+    } else {
+        None
+    };
+    match state.oidc.start(&provider, link.as_ref()).await {
+        Ok((url, flow)) => {
+            let mut response = see_other(&url);
+            response
+                .headers_mut()
+                .insert(header::SET_COOKIE, oidc_cookie(Some(flow), secure(&state, peer, &headers)));
+            response
+        }
+        Err(e) => back_refused(match e.code {
+            ErrorCode::ProviderUnavailable => Refusal::Unavailable,
+            ErrorCode::NotFound => Refusal::Expired,
+            _ => Refusal::Storage,
+        }),
+    }
+}
+
+/// What a provider sends back: `state` and `code`, or `error`.
+#[derive(serde::Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct OidcCallback {
+    /// The flow's `state`, as the server sent it.
+    pub state: Option<String>,
+    /// The authorization code (used once).
+    pub code: Option<String>,
+    /// The provider's refusal (`access_denied`).
+    pub error: Option<String>,
+}
+
+impl std::fmt::Debug for OidcCallback {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("OidcCallback").field("error", &self.error).finish_non_exhaustive()
+    }
+}
+
+/// Where an OpenID provider sends the browser back.
+#[utoipa::path(
+    get,
+    path = "/api/v1/oidc/{provider}/callback",
+    tag = "accounts",
+    params(("provider" = String, Path, description = "The provider's id"), OidcCallback),
+    responses(
+        (status = 303, description = "Back to the account page (`Location`), the `spades_oidc` cookie cleared: `/?oidc=signed_in#/me` or `/?oidc=created#/me` (a new account) with the `spades_session` cookie set, `/?oidc=linked#/me`; or `/?oidc_error=<why>#/me`: `expired` (no flow of this browser, one used or run out, a wrong `state`), `denied` (the provider said no), `failed` (the code, or the ID token's signature, issuer, audience or nonce, did not check), `taken` (the identity is another account's: nothing is merged), `unavailable`, `storage`"),
+        (status = 400, description = "A query that cannot be read (a parameter twice: `bad_message`)", body = ApiError),
+        (status = 429, description = "Too many sign-in attempts from this address (`limits.sign_ins_per_minute_per_ip`), or too many requests (`rate_limited`; see `Retry-After`)", body = ApiError),
+    )
+)]
+pub async fn oidc_callback(
+    State(state): State<AppState>,
+    ConnectInfo(peer): ConnectInfo<SocketAddr>,
+    headers: HeaderMap,
+    Path(provider): Path<String>,
+    Query(query): Query<OidcCallback>,
+    limited: PerAddress<SignIns>,
+) -> Response {
+    use crate::oidc::Finished;
+    let secure = secure(&state, peer, &headers);
+    let flow = cookie(&headers, OIDC_COOKIE).and_then(|v| v.parse::<Uuid>().ok());
+    let who = Requester::new(headers.get(header::USER_AGENT).and_then(|v| v.to_str().ok()), limited.client);
+    let finished = state
+        .oidc
+        .finish(&provider, flow, query.state.as_deref(), query.code, query.error.as_deref(), &who)
+        .await;
+    let mut response = match finished {
+        Ok(Finished::SignedIn(_, token, created)) => {
+            let mut response = see_other(if created { "/?oidc=created#/me" } else { "/?oidc=signed_in#/me" });
+            let cookie = session_cookie(&token.0, state.config.accounts.session_secs, secure);
+            response.headers_mut().append(header::SET_COOKIE, cookie);
+            response
+        }
+        Ok(Finished::Linked) => see_other("/?oidc=linked#/me"),
+        Err(refusal) => back_refused(refusal),
+    };
+    response.headers_mut().append(header::SET_COOKIE, oidc_cookie(None, secure));
+    response
+}
+
+/// Unlinks an OpenID identity from the signed-in account.
+#[utoipa::path(
+    delete,
+    path = "/api/v1/me/oidc/{identity}",
+    tag = "accounts",
+    security(("session_cookie" = []), ("bearer" = [])),
+    params(("identity" = String, Path, description = "The identity's id (`GET /api/v1/me/identities`)")),
+    responses(
+        (status = 204, description = "Unlinked: it signs nobody in to this account any more (signing in with it again makes a new account)"),
+        (status = 401, description = "No session, or one that expired or was signed out (`unauthorized`)", body = ApiError),
+        (status = 403, description = "A browser page of an origin that is neither this server's nor allowed (`bad_message`)", body = ApiError),
+        (status = 404, description = "No identity of this account has this id (`not_found`)", body = ApiError),
+        (status = 409, description = "It is the account's only way left to sign in (`last_sign_in`): add another first", body = ApiError),
+        (status = 429, description = "Too many requests from this address (`rate_limited`; see `Retry-After`)", body = ApiError),
+        (status = 503, description = "Identities cannot be written right now (`storage_unavailable`), or the server is too busy (`capacity`, `internal`)", body = ApiError),
+    )
+)]
+pub async fn unlink_oidc(
+    State(state): State<AppState>,
+    Path(identity): Path<String>,
+    _: BrowserOrigin<AccountChange>,
+    Signed(who): Signed,
+) -> Result<Response, AppError> {
+    let not_found = || AppError::new(ErrorCode::NotFound, "no identity of yours has this id");
+    let id = identity.parse::<Uuid>().map_err(|_| not_found())?;
+    if !state.identities.remove_oidc(&who, id).await? {
+        return Err(not_found());
+    }
+    Ok(no_store(StatusCode::NO_CONTENT.into_response()))
 }
 
 #[cfg(test)]

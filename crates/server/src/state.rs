@@ -19,6 +19,7 @@ use crate::config::{Cidr, Config};
 use crate::directory::Directory;
 use crate::hosting::Hosting;
 use crate::identities::Identities;
+use crate::oidc::Oidc;
 use crate::passkeys::{Passkeys, relying_party};
 use crate::passwords::Passwords;
 use crate::storage::Journal;
@@ -40,6 +41,8 @@ pub struct Shared {
     pub passkeys: Arc<Passkeys>,
     /// Passwords (when `accounts.passwords` is on).
     pub passwords: Arc<Passwords>,
+    /// OpenID Connect providers and the identities they sign in.
+    pub oidc: Arc<Oidc>,
     /// Every way into an account, listed and removed together.
     pub identities: Identities,
     /// Cancelled when the server shuts down.
@@ -94,8 +97,19 @@ impl Shared {
             journal.accounts().passwords(),
             Arc::clone(&accounts),
         ));
-        let identities =
-            Identities::new(Arc::clone(&accounts), Arc::clone(&passkeys), Arc::clone(&passwords));
+        let oidc = Arc::new(Oidc::new(
+            &config.oidc,
+            &config.server.public_url,
+            journal.accounts().oidc(),
+            journal.accounts().ceremonies(),
+            Arc::clone(&accounts),
+        )?);
+        let identities = Identities::new(
+            Arc::clone(&accounts),
+            Arc::clone(&passkeys),
+            Arc::clone(&passwords),
+            Arc::clone(&oidc),
+        );
         Ok(Arc::new(Shared {
             config,
             hosting,
@@ -104,6 +118,7 @@ impl Shared {
             accounts,
             passkeys,
             passwords,
+            oidc,
             identities,
             shutdown,
             tracker,

@@ -169,7 +169,7 @@ async fn insert_shaped(db: &Db, stage: usize, id: Uuid, p: &Played) {
                 .await;
             }
         }
-        2..=11 => {
+        2..=12 => {
             // Migration 3 adds the cluster's lease columns (empty for a
             // single server); from migration 4 on, a fair match's seeds
             // (JSON). Migration 5 changes an index and a storage parameter
@@ -256,6 +256,16 @@ async fn insert_shaped(db: &Db, stage: usize, id: Uuid, p: &Played) {
                 "INSERT INTO passkeys (id, account_id, name, credential, created_at, last_used_at) \
                  VALUES ({}, {id_lit}, 'Phone', '{{}}', 1790000000000, 1790000000001)",
                 lit(&format!("passkey-{id}"))
+            ))
+            .await;
+        }
+        if stage >= 12 {
+            // An OpenID identity, found by issuer and subject.
+            db.exec(&format!(
+                "INSERT INTO oidc_identities (id, issuer, subject, account_id, provider, label, created_at, \
+                 last_used_at) VALUES ({id_lit}, 'https://id.example', {}, {id_lit}, 'club', 'ann', \
+                 1790000000000, 1790000000004)",
+                lit(&format!("subject-{id}"))
             ))
             .await;
         }
@@ -373,6 +383,12 @@ async fn every_stage_survives(kind: &str, db: Db, url: &str, data_dir: &Path) {
                 (1_790_000_000_000, 1_790_000_000_002, Some(1_790_000_000_003)),
                 "{kind}"
             );
+        }
+        if *stage >= 12 {
+            let oidc = journal.accounts().oidc();
+            let identity = oidc.get("https://id.example", &format!("subject-{id}")).await.unwrap().unwrap();
+            assert_eq!((identity.account, identity.provider.as_str()), (*id, "club"), "{kind}");
+            assert_eq!(identity.last_used_at_ms, Some(1_790_000_000_004), "{kind}");
         }
         // The summary columns are filled in for rows written before them.
         let s = summaries.iter().find(|s| s.table == *id).unwrap();

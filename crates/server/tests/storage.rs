@@ -1250,6 +1250,33 @@ async fn accounts_names_and_sessions_round_trip() {
             ("$argon2id$two", 1_000, 1_500, Some(1_600))
         );
         assert_eq!(store.devices(ann).await.unwrap(), vec![1_000], "{}", journal.kind());
+        // An OpenID identity: one account's, found by issuer and subject.
+        let identity = |account| spades_server::storage::OidcIdentityRow {
+            id: Uuid::new_v4(),
+            issuer: "https://id.example".into(),
+            subject: "sub-1".into(),
+            account,
+            provider: "club".into(),
+            label: "ann".into(),
+            created_at_ms: 1_000,
+            last_used_at_ms: None,
+        };
+        let oidc = store.oidc();
+        assert_eq!(oidc.link(&identity(ann)).await.unwrap(), spades_server::storage::Linked::Done);
+        assert!(
+            matches!(oidc.link(&identity(other)).await.unwrap(), spades_server::storage::Linked::Known(k) if k.account == ann)
+        );
+        let member = Uuid::new_v4();
+        let new = spades_server::storage::NewMember {
+            id: member,
+            name: "Member",
+            skeleton: "member",
+            now_ms: 1_000,
+        };
+        let mut theirs = identity(member);
+        theirs.subject = "sub-2".into();
+        assert_eq!(oidc.create_account(&new, &theirs).await.unwrap(), spades_server::storage::Member::Made);
+        assert_eq!(store.account(member).await.unwrap().unwrap().name, "Member", "{}", journal.kind());
         drop((store, journal));
         // Reopened: all of it is still there.
         let journal = db.open().await;

@@ -1,0 +1,406 @@
+//! OpenID Connect against a real provider (the npm package `oidc-provider`,
+//! `tests/browser/oidc-provider.mjs`), driven as a browser drives it: the
+//! server's start, the provider's own sign-in and consent forms, the
+//! callback. A first sign-in makes an account and the next finds it; a
+//! signed-in guest links an identity, and one that is another account's is
+//! refused; a wrong `state`, a replayed callback and a replayed code sign
+//! nobody in; a provider whose issuer is not the configured one, or that is
+//! down at start-up, is unavailable until it answers.
+//!
+//! Needs Node.js and `tests/browser/node_modules` (`npm ci` there): without
+//! them the tests say so and are skipped, except under CI.
+
+use std::collections::BTreeMap;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
+
+use crate::helpers::*;
+use crate::services::missing;
+
+const CLIENT_ID: &str = "spades-test";
+const CLIENT_SECRET: &str = "client-secret-never-logged-4711";
+
+fn browser_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/browser")
+}
+
+/// Whether the provider can run here; else says why (and fails under CI).
+fn provider_here() -> bool {
+    if !browser_dir().join("node_modules/oidc-provider").is_dir() {
+        missing("the OpenID provider", "tests/browser/node_modules has no oidc-provider (npm ci there)");
+        return false;
+    }
+    true
+}
+
+/// The provider, on `port`, for a server whose public address is `server`.
+struct Provider {
+    child: Child,
+    issuer: String,
+}
+
+impl Provider {
+    fn start(port: u16, server: &str) -> Provider {
+        let mut child = Command::new("node")
+            .arg(browser_dir().join("oidc-provider.mjs"))
+            .arg(port.to_string())
+            .arg(CLIENT_ID)
+            .arg(CLIENT_SECRET)
+            .arg(format!("{server}/api/v1/oidc/club/callback"))
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("node runs");
+        let mut out = std::io::BufReader::new(child.stdout.take().unwrap());
+        let mut line = String::new();
+        std::io::BufRead::read_line(&mut out, &mut line).unwrap();
+        assert!(line.starts_with("ready "), "the provider did not start: {line:?}");
+        // It writes notices to its output as it goes: read them, so that
+        // it never writes into a closed pipe.
+        std::thread::spawn(move || std::io::copy(&mut out, &mut std::io::sink()));
+        Provider { child, issuer: line.trim_start_matches("ready ").trim().to_owned() }
+    }
+}
+
+impl Drop for Provider {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+}
+
+/// A server whose public address is `http://localhost:<its port>`, with
+/// provider `club` at `issuer`.
+async fn server_with(issuer: &str, retry_secs: u64) -> (TestServer, String) {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr: SocketAddr = listener.local_addr().unwrap();
+    let public = format!("http://localhost:{}", addr.port());
+    let mut config = test_config();
+    config.server.public_url = public.clone();
+    config.oidc.retry_secs = retry_secs;
+    config.oidc.providers.insert(
+        "club".into(),
+        spades_server::config::OidcProviderConfig {
+            issuer: issuer.into(),
+            client_id: CLIENT_ID.into(),
+            client_secret: CLIENT_SECRET.into(),
+            label: "Sign in with the Club".into(),
+        },
+    );
+    let shutdown = CancellationToken::new();
+    let task = tokio::spawn(spades_server::serve(listener, config, shutdown.clone()));
+    let server = TestServer { addr, shutdown, task, http: reqwest::Client::new() };
+    // Ready once it answers (the providers are discovered first).
+    for _ in 0..200 {
+        if server.http.get(server.url("/readyz")).send().await.is_ok() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    (server, public)
+}
+
+/// A browser: follows nothing by itself, keeps cookies by name.
+struct Browser {
+    http: reqwest::Client,
+    cookies: BTreeMap<String, String>,
+}
+
+/// What a browser got: the status, the `Location` (absolute), the body.
+struct Got {
+    status: u16,
+    location: Option<String>,
+    body: String,
+}
+
+impl Browser {
+    fn new() -> Browser {
+        let http = reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).build().unwrap();
+        Browser { http, cookies: BTreeMap::new() }
+    }
+
+    fn cookie_header(&self) -> String {
+        self.cookies.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join("; ")
+    }
+
+    async fn send(&mut self, url: &str, req: reqwest::RequestBuilder) -> Got {
+        let req = if self.cookies.is_empty() { req } else { req.header("cookie", self.cookie_header()) };
+        let resp = req.send().await.unwrap();
+        for v in resp.headers().get_all("set-cookie") {
+            let v = v.to_str().unwrap();
+            let pair = v.split(';').next().unwrap();
+            let (name, value) = pair.split_once('=').unwrap();
+            if value.is_empty() || v.contains("Max-Age=0") {
+                self.cookies.remove(name.trim());
+            } else {
+                self.cookies.insert(name.trim().to_owned(), value.to_owned());
+            }
+        }
+        let base = url::Url::parse(url).unwrap();
+        let location =
+            resp.headers().get("location").map(|l| base.join(l.to_str().unwrap()).unwrap().to_string());
+        let status = resp.status().as_u16();
+        Got { status, location, body: resp.text().await.unwrap() }
+    }
+
+    async fn get(&mut self, url: &str) -> Got {
+        let req = self.http.get(url);
+        self.send(url, req).await
+    }
+
+    async fn post_form(&mut self, url: &str, form: &[(&str, &str)]) -> Got {
+        let req = self.http.post(url).form(form);
+        self.send(url, req).await
+    }
+
+    /// Starts at `start` and goes through the provider's forms as `login`,
+    /// until the provider sends the browser to `callback_prefix`: that
+    /// address (not yet opened).
+    async fn through_provider(&mut self, start: &str, login: &str, callback_prefix: &str) -> String {
+        let mut url = start.to_owned();
+        for _ in 0..20 {
+            let got = self.get(&url).await;
+            let next = match got.status {
+                302 | 303 => got.location.clone().unwrap(),
+                200 => {
+                    let action = got.body.split("action=\"").nth(1).unwrap().split('"').next().unwrap();
+                    let action = url::Url::parse(&url).unwrap().join(action).unwrap().to_string();
+                    let posted = if got.body.contains("value=\"login\"") {
+                        self.post_form(&action, &[("prompt", "login"), ("login", login), ("password", "any")])
+                            .await
+                    } else {
+                        self.post_form(&action, &[("prompt", "consent")]).await
+                    };
+                    assert!(matches!(posted.status, 302 | 303), "the form was refused: {}", posted.body);
+                    posted.location.unwrap()
+                }
+                other => panic!("{url}: {other} {}", got.body),
+            };
+            if next.starts_with(callback_prefix) {
+                return next;
+            }
+            url = next;
+        }
+        panic!("the provider never sent the browser back");
+    }
+
+    /// Signs in (or links) through the provider as `login`: where the
+    /// server sent the browser back to.
+    async fn sign_in(&mut self, public: &str, login: &str, link: bool) -> String {
+        let start = format!("{public}/api/v1/oidc/club/start{}", if link { "?link=true" } else { "" });
+        let callback =
+            self.through_provider(&start, login, &format!("{public}/api/v1/oidc/club/callback")).await;
+        let back = self.get(&callback).await;
+        assert_eq!(back.status, 303, "{}", back.body);
+        back.location.unwrap()
+    }
+
+    async fn json(&mut self, url: &str) -> (u16, Value) {
+        let got = self.get(url).await;
+        (got.status, serde_json::from_str(&got.body).unwrap_or(Value::Null))
+    }
+}
+
+#[tokio::test]
+async fn a_first_sign_in_makes_an_account_and_the_next_finds_it() {
+    if !provider_here() {
+        return;
+    }
+    let port = free_port();
+    let issuer = format!("http://localhost:{port}");
+    // The server is made first (its address is the provider's redirect).
+    let (server, public) = server_with(&issuer, 1).await;
+    let _provider = Provider::start(port, &public);
+    let mut browser = Browser::new();
+    // Discovered on a retry, once the provider answers.
+    let mut methods = Value::Null;
+    for _ in 0..100 {
+        methods = browser.json(&format!("{public}/api/v1/sign-in/methods")).await.1;
+        if methods["providers"][0]["available"] == json!(true) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert_eq!(
+        methods["providers"],
+        json!([{"id": "club", "label": "Sign in with the Club", "available": true}]),
+        "the provider, down at start-up, was discovered when it came up"
+    );
+
+    let back = browser.sign_in(&public, "alice", false).await;
+    assert_eq!(back, format!("{public}/?oidc=created#/me"));
+    assert!(!browser.cookies.contains_key("spades_oidc"), "the flow's cookie is cleared");
+    let (status, me) = browser.json(&format!("{public}/api/v1/me")).await;
+    assert_eq!(status, 200, "{me}");
+    assert_eq!(me["account"]["name"], json!("alice"), "named as the provider names her");
+    let id = me["account"]["id"].clone();
+    let (_, ways) = browser.json(&format!("{public}/api/v1/me/identities")).await;
+    assert_eq!(ways.as_array().unwrap().len(), 1, "{ways}");
+    assert_eq!((&ways[0]["kind"], &ways[0]["provider"]), (&json!("oidc"), &json!("club")));
+    assert_eq!(ways[0]["label"], json!("Sign in with the Club: alice"));
+    // Unlinking the only way in is refused.
+    let unlink = server
+        .http
+        .delete(format!("{public}/api/v1/me/oidc/{}", ways[0]["id"].as_str().unwrap()))
+        .header("cookie", browser.cookie_header())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(unlink.status(), 409);
+
+    // Another browser, the same person: the same account.
+    let mut other = Browser::new();
+    let back = other.sign_in(&public, "alice", false).await;
+    assert_eq!(back, format!("{public}/?oidc=signed_in#/me"));
+    assert_eq!(other.json(&format!("{public}/api/v1/me")).await.1["account"]["id"], id);
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn a_guest_links_an_identity_and_one_of_another_account_is_refused() {
+    if !provider_here() {
+        return;
+    }
+    let port = free_port();
+    let (server, public) = server_with(&format!("http://localhost:{port}"), 1).await;
+    let _provider = Provider::start(port, &public);
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    let guest = |n: u32, name: &str| {
+        let body = json!({"device_secret": format!("{n:08}-{}", "Qw_e".repeat(9)), "name": name});
+        server.http.post(format!("{public}/api/v1/accounts/guest")).json(&body).send()
+    };
+    let mut ann = Browser::new();
+    let made = guest(1, "Ann").await.unwrap();
+    let cookie = made.headers()["set-cookie"].to_str().unwrap().split(';').next().unwrap().to_owned();
+    let (name, value) = cookie.split_once('=').unwrap();
+    ann.cookies.insert(name.into(), value.into());
+    let ann_id = ann.json(&format!("{public}/api/v1/me")).await.1["account"]["id"].clone();
+
+    assert_eq!(ann.sign_in(&public, "bob", true).await, format!("{public}/?oidc=linked#/me"));
+    let (_, ways) = ann.json(&format!("{public}/api/v1/me/identities")).await;
+    let kinds: Vec<&str> = ways.as_array().unwrap().iter().map(|w| w["kind"].as_str().unwrap()).collect();
+    assert_eq!(kinds, ["device", "oidc"]);
+    // Signing in with it elsewhere is Ann.
+    let mut elsewhere = Browser::new();
+    assert_eq!(elsewhere.sign_in(&public, "bob", false).await, format!("{public}/?oidc=signed_in#/me"));
+    assert_eq!(elsewhere.json(&format!("{public}/api/v1/me")).await.1["account"]["id"], ann_id);
+
+    // Cy, another guest, cannot take it: refused, nothing merged.
+    let mut cy = Browser::new();
+    let made = guest(2, "Cy").await.unwrap();
+    let cookie = made.headers()["set-cookie"].to_str().unwrap().split(';').next().unwrap().to_owned();
+    let (name, value) = cookie.split_once('=').unwrap();
+    cy.cookies.insert(name.into(), value.into());
+    assert_eq!(cy.sign_in(&public, "bob", true).await, format!("{public}/?oidc_error=taken#/me"));
+    let (_, cy_ways) = cy.json(&format!("{public}/api/v1/me/identities")).await;
+    assert_eq!(cy_ways.as_array().unwrap().len(), 1, "Cy has only its device: {cy_ways}");
+    assert_eq!(cy.json(&format!("{public}/api/v1/me")).await.1["account"]["name"], json!("Cy"));
+
+    // Linking without a session is refused before the provider is asked.
+    let mut nobody = Browser::new();
+    let got = nobody.get(&format!("{public}/api/v1/oidc/club/start?link=true")).await;
+    assert_eq!(got.location.unwrap(), format!("{public}/?oidc_error=signed_out#/me"));
+
+    // Unlinked (the device is left): bob then makes an account of his own.
+    let bob = ways[1]["id"].as_str().unwrap();
+    let unlink = server
+        .http
+        .delete(format!("{public}/api/v1/me/oidc/{bob}"))
+        .header("cookie", ann.cookie_header())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(unlink.status(), 204);
+    let mut fresh = Browser::new();
+    assert_eq!(fresh.sign_in(&public, "bob", false).await, format!("{public}/?oidc=created#/me"));
+    assert_ne!(fresh.json(&format!("{public}/api/v1/me")).await.1["account"]["id"], ann_id);
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn a_wrong_state_a_replayed_callback_and_a_replayed_code_sign_nobody_in() {
+    if !provider_here() {
+        return;
+    }
+    let port = free_port();
+    let (server, public) = server_with(&format!("http://localhost:{port}"), 1).await;
+    let _provider = Provider::start(port, &public);
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    let callback = format!("{public}/api/v1/oidc/club/callback");
+    let start = format!("{public}/api/v1/oidc/club/start");
+
+    // A wrong state: refused, and the flow is used up.
+    let mut browser = Browser::new();
+    let answer = browser.through_provider(&start, "eve", &callback).await;
+    let flow = browser.cookies["spades_oidc"].clone();
+    let state = answer.split("state=").nth(1).unwrap().split('&').next().unwrap().to_owned();
+    let forged = answer.replace(&format!("state={state}"), "state=forged");
+    let got = browser.get(&forged).await;
+    assert_eq!(got.location.unwrap(), format!("{public}/?oidc_error=expired#/me"));
+    browser.cookies.insert("spades_oidc".into(), flow);
+    let got = browser.get(&answer).await;
+    assert_eq!(got.location.unwrap(), format!("{public}/?oidc_error=expired#/me"), "the flow was taken");
+    assert!(!browser.cookies.contains_key("spades_session"), "nobody signed in");
+    // Without the flow's cookie (another browser), the right answer is refused.
+    let mut browser = Browser::new();
+    let answer = browser.through_provider(&start, "eve", &callback).await;
+    let mut thief = Browser::new();
+    assert_eq!(thief.get(&answer).await.location.unwrap(), format!("{public}/?oidc_error=expired#/me"));
+
+    // A callback replayed, with its cookie: signed in once only.
+    let mut browser = Browser::new();
+    let answer = browser.through_provider(&start, "eve", &callback).await;
+    let flow = browser.cookies["spades_oidc"].clone();
+    assert_eq!(browser.get(&answer).await.location.unwrap(), format!("{public}/?oidc=created#/me"));
+    let mut replay = Browser::new();
+    replay.cookies.insert("spades_oidc".into(), flow);
+    assert_eq!(replay.get(&answer).await.location.unwrap(), format!("{public}/?oidc_error=expired#/me"));
+    // The code again, in a new flow of its own (its state and cookie): the
+    // provider refuses a code used once (and made for another PKCE challenge).
+    let mut again = Browser::new();
+    let fresh = again.through_provider(&start, "eve", &callback).await;
+    let fresh_state = fresh.split("state=").nth(1).unwrap().split('&').next().unwrap();
+    let old_code = answer.split("code=").nth(1).unwrap().split('&').next().unwrap();
+    let new_code = fresh.split("code=").nth(1).unwrap().split('&').next().unwrap();
+    let spliced = fresh.replace(&format!("code={new_code}"), &format!("code={old_code}"));
+    assert!(spliced.contains(&format!("state={fresh_state}")));
+    assert_eq!(again.get(&spliced).await.location.unwrap(), format!("{public}/?oidc_error=failed#/me"));
+    // The provider's refusal (the player said no) is said as such.
+    let mut denied = Browser::new();
+    let answer = denied.through_provider(&start, "eve", &callback).await;
+    let state = answer.split("state=").nth(1).unwrap().split('&').next().unwrap();
+    let no = format!("{callback}?error=access_denied&state={state}");
+    assert_eq!(denied.get(&no).await.location.unwrap(), format!("{public}/?oidc_error=denied#/me"));
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn a_provider_publishing_another_issuer_is_unavailable() {
+    if !provider_here() {
+        return;
+    }
+    let port = free_port();
+    // Configured with a trailing slash: the provider publishes none.
+    let (server, public) = server_with(&format!("http://localhost:{port}/"), 1).await;
+    let provider = Provider::start(port, &public);
+    assert_eq!(provider.issuer, format!("http://localhost:{port}"));
+    tokio::time::sleep(Duration::from_millis(2500)).await;
+    let mut browser = Browser::new();
+    let (_, methods) = browser.json(&format!("{public}/api/v1/sign-in/methods")).await;
+    assert_eq!(methods["providers"][0]["available"], json!(false), "{methods}");
+    let got = browser.get(&format!("{public}/api/v1/oidc/club/start")).await;
+    assert_eq!(got.location.unwrap(), format!("{public}/?oidc_error=unavailable#/me"));
+    // An unknown provider is no flow at all.
+    let got = browser.get(&format!("{public}/api/v1/oidc/nobody/start")).await;
+    assert_eq!(got.location.unwrap(), format!("{public}/?oidc_error=expired#/me"));
+    server.stop().await;
+}

@@ -1,0 +1,17 @@
+-- Identities at OpenID Connect providers, each linked to one account: found
+-- by the issuer (exactly as the provider publishes it) and the subject the
+-- provider gives, never by an e-mail address.
+CREATE TABLE oidc_identities (
+    id           TEXT PRIMARY KEY,
+    issuer       TEXT NOT NULL,
+    subject      TEXT NOT NULL,
+    account_id   TEXT NOT NULL REFERENCES accounts (id),
+    -- the provider's id in the configuration when it was linked
+    provider     TEXT NOT NULL,
+    -- what the player recognises it by: the name the provider gave
+    label        TEXT NOT NULL,
+    created_at   BIGINT NOT NULL,
+    last_used_at BIGINT,
+    UNIQUE (issuer, subject)
+);
+CREATE INDEX oidc_identities_account ON oidc_identities (account_id);
