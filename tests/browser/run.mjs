@@ -22,6 +22,7 @@ import { a11yTests } from './tests/a11y.test.mjs';
 import { accountTests } from './tests/accounts.test.mjs';
 import { passkeyTests } from './tests/passkeys.test.mjs';
 import { passwordTests } from './tests/passwords.test.mjs';
+import { oidcTests } from './tests/oidc.test.mjs';
 import { alertTests } from './tests/alerts.test.mjs';
 import { assetTests } from './tests/assets.test.mjs';
 import { fairTests } from './tests/fair.test.mjs';
@@ -77,6 +78,7 @@ describe('Spades web client in Chromium', { timeout: 600_000 }, () => {
   accountTests(suite);
   passkeyTests(suite);
   passwordTests(suite);
+  oidcTests(suite);
   playTests(suite);
   presenceTests(suite);
   timeoutTests(suite);

@@ -1,13 +1,14 @@
 // The player's account page (#/me): the name and renaming it, the passkeys
 // that keep the account (added, listed, removed) or sign it in, its
 // password where the server has passwords on (set, changed, removed, and a
-// name with its password signing an account in), the sessions
+// name with its password signing an account in), the OpenID providers it
+// offers (signing in, linking and unlinking an identity), the sessions
 // signed in to the account (each may be signed out), a token that signs a
 // terminal in as the account, and the account's finished matches.
 // docs/web-client.md, "The player's account".
 
 import { call, listMatches } from './api.js';
-import { confirmDialog } from './dialogs.js';
+import { confirmDialog, showDialog } from './dialogs.js';
 import { announce, h, replace } from './dom.js';
 import { addPasskey, listPasskeys, passkeysSupported, removePasskey, signInWithPasskey } from './passkey.js';
 import { session } from './session.js';
@@ -33,6 +34,28 @@ const setPassword = (password, current) =>
 
 /** Removes the account's password. */
 const removePassword = () => call('DELETE', '/me/password');
+
+/** Unlinks an OpenID identity from the account. */
+const unlinkIdentity = (id) => call('DELETE', `/me/oidc/${encodeURIComponent(id)}`);
+
+/** Leaves for provider `id`'s sign-in (`link`: to link the identity to this account). */
+const toProvider = (id, link) => {
+  location.assign(`/api/v1/oidc/${encodeURIComponent(id)}/start${link ? '?link=true' : ''}`);
+};
+
+/** What the page says when a provider sent the player back (`?oidc=` or `?oidc_error=`). */
+const OIDC_SAID = {
+  created: 'Signed in: a new account was made for you.',
+  signed_in: 'Signed in.',
+  linked: 'Linked: it signs this account in now.',
+  expired: 'That sign-in had run out or was not started in this browser: try again.',
+  denied: 'The provider did not sign you in.',
+  failed: 'The provider\'s answer could not be checked: try again.',
+  taken: 'That identity already signs in another account: it was not linked (accounts are never merged).',
+  unavailable: 'The provider cannot be reached right now: try again in a minute.',
+  signed_out: 'Sign in first, then link the identity.',
+  storage: 'The server could not keep that: try again.',
+};
 
 /** Signs in with an account's name and password; the page then plays as it. Resolves with the account. */
 async function signInWithPassword(name, password) {
@@ -63,14 +86,34 @@ export function mountMe(root, { setTitle }) {
   const body = h('div', { class: 'me-body' });
   replace(root, h('div', { class: 'me-screen' }, h('section', { class: 'panel' }, h('h2', {}, 'Your account'), status, body)));
 
+  // Back from a provider: what happened, said once, then the address is clean.
+  const back = new URLSearchParams(location.search);
+  const outcome = back.get('oidc') || back.get('oidc_error');
+  if (outcome) history.replaceState(null, '', `${location.pathname}#/me`);
+  const oidcSaid = outcome ? h('p', { id: 'me-oidc-said', class: back.get('oidc') ? 'muted' : 'field-error', role: 'status' }, OIDC_SAID[outcome] || 'Back from the provider.') : null;
+
   let methods = null;
+  let signedByProvider = outcome === 'created' || outcome === 'signed_in';
   async function load() {
-    const acc = await session.ready({ fresh: true });
-    methods ??= await signInMethods().catch(() => ({ passkeys: true, passwords: false }));
+    let acc = null;
+    if (signedByProvider) {
+      signedByProvider = false;
+      // Signed in by the provider (the cookie): the page plays as that
+      // account now, and forgets a guest's device secret, as a passkey
+      // sign-in does.
+      const me = await call('GET', '/me').catch(() => null);
+      if (me) {
+        session.adopt(me.account);
+        acc = me.account;
+      }
+    }
+    acc ??= await session.ready({ fresh: true });
+    methods ??= await signInMethods().catch(() => ({ passkeys: true, passwords: false, providers: [] }));
     if (!alive) return;
     if (!acc) {
       status.textContent = '';
       replace(body, [
+        oidcSaid,
         h('p', { id: 'me-none' }, 'You have no account on this server yet: it is made the first time you sit down at a table, under the name you choose.'),
         signInSection(),
         h('a', { class: 'btn btn-primary', href: '#/' }, 'To the lobby'),
@@ -81,14 +124,14 @@ export function mountMe(root, { setTitle }) {
       listSessions().catch((err) => err),
       listMatches(20, { finished: true, mine: true }).catch((err) => err),
       listPasskeys().catch((err) => err),
-      methods.passwords ? listIdentities().catch((err) => err) : null,
+      listIdentities().catch((err) => err),
     ]);
     if (!alive) return;
     status.textContent = '';
     sessionsBox = sessionsSection(sessions);
     replace(body, [
-      nameSection(acc), passkeysSection(passkeys), methods.passwords ? passwordSection(acc, ways) : null,
-      sessionsBox, tokenSection(), matchesSection(matches), signInSection(acc),
+      oidcSaid, nameSection(acc, ways), passkeysSection(passkeys, ways), methods.passwords ? passwordSection(acc, ways) : null,
+      providersSection(ways), sessionsBox, tokenSection(), matchesSection(matches), signInSection(acc),
     ]);
   }
 
@@ -107,14 +150,83 @@ export function mountMe(root, { setTitle }) {
     });
   }
 
-  /** Signing in to an account: a passkey, or (where passwords are on) a name and password. */
+  /** Signing in to an account: a passkey, a provider, or (where passwords are on) a name and password. */
   function signInSection(acc) {
     const passkey = passkeySignIn(acc);
     const password = methods?.passwords ? passwordSignIn(acc) : null;
-    if (!passkey && !password) return null;
+    const providers = providerSignIn(acc);
+    if (!passkey && !password && !providers) return null;
     return h('section', { class: 'me-section', 'aria-labelledby': 'me-passkey-sign-in-h' },
       h('h3', { id: 'me-passkey-sign-in-h' }, acc ? 'Another account' : 'Have an account?'),
-      passkey, password);
+      providers, passkey, password);
+  }
+
+  /** A button for each OpenID provider: sign in with it (asking a guest whether to link it instead). */
+  function providerSignIn(acc) {
+    const list = methods?.providers || [];
+    if (!list.length) return null;
+    return h('div', { class: 'me-providers', id: 'me-providers' }, list.map((p) => {
+      const button = h('button', { type: 'button', class: 'btn btn-primary btn-provider', dataset: { provider: p.id }, disabled: !p.available }, p.label);
+      button.addEventListener('click', async () => {
+        if (acc) {
+          const choice = await showDialog({
+            id: 'provider-choice',
+            title: `${p.label}?`,
+            body: [
+              h('p', {}, `This browser plays as ${acc.name}. Link this identity to ${acc.name}, and it signs ${acc.name} in from now on (its name, seats and matches stay); or sign in to the account it already belongs to, leaving ${acc.name} as it is.`),
+              h('p', {}, 'Nothing is merged: an identity that belongs to another account is never linked to this one.'),
+            ],
+            actions: [
+              { label: 'Cancel', value: null, kind: 'plain', autofocus: true },
+              { label: 'Sign in to another account', value: 'sign_in', kind: 'plain' },
+              { label: `Link it to ${acc.name}`, value: 'link', kind: 'primary' },
+            ],
+          });
+          if (!choice) return;
+          toProvider(p.id, choice === 'link');
+          return;
+        }
+        toProvider(p.id, false);
+      });
+      return h('p', {}, button, p.available ? null : h('span', { class: 'muted small' }, ' (cannot be reached right now)'));
+    }));
+  }
+
+  /** The account's identities at OpenID providers: listed, each unlinked; a button to link another. */
+  function providersSection(ways) {
+    const list = methods?.providers || [];
+    const linked = ways instanceof Error ? [] : ways.filter((w) => w.kind === 'oidc');
+    if (!list.length && !linked.length) return null;
+    const said = h('p', { class: 'muted small', role: 'status' });
+    const rows = linked.map((w) => {
+      const btn = h('button', { type: 'button', class: 'btn btn-small btn-danger-plain btn-unlink' }, 'Unlink', h('span', { class: 'sr-only' }, ` ${w.label}`));
+      btn.addEventListener('click', async () => {
+        btn.disabled = true;
+        try {
+          await unlinkIdentity(w.id);
+          announce(`${w.label} unlinked.`);
+          load();
+        } catch (err) {
+          said.textContent = `Could not unlink it: ${err.message}`;
+          btn.disabled = false;
+        }
+      });
+      return h('li', { class: 'session-item', dataset: { identity: w.id } },
+        h('div', { class: 'session-text' },
+          h('span', { class: 'session-client' }, w.label.replace(/^Sign in with /, '')),
+          h('span', { class: 'muted small' }, 'Linked ', timeTag(w.created_at, ''), w.last_used_at ? [' · last used ', timeTag(w.last_used_at, '')] : '')),
+        btn);
+    });
+    const links = list.map((p) => {
+      const b = h('button', { type: 'button', class: 'btn btn-plain btn-link-provider', dataset: { provider: p.id }, disabled: !p.available }, `Link ${p.label.replace(/^Sign in with /, '')}`);
+      b.addEventListener('click', () => toProvider(p.id, true));
+      return b;
+    });
+    return h('section', { class: 'me-section', id: 'me-identities', 'aria-labelledby': 'me-identities-h' },
+      h('h3', { id: 'me-identities-h' }, 'Sign in with another site'),
+      h('p', { class: 'muted small' }, 'An identity you have elsewhere, linked to this account, signs it in on any browser.'),
+      rows.length ? h('ul', { class: 'session-list', id: 'identity-list' }, rows) : null,
+      h('div', { class: 'me-providers' }, links), said);
   }
 
   /** "Sign in with a password": the account's name and its password. */
@@ -244,12 +356,13 @@ export function mountMe(root, { setTitle }) {
     ];
   }
 
-  function passkeysSection(passkeys) {
+  function passkeysSection(passkeys, ways) {
     const head = h('h3', { id: 'me-passkeys-h' }, 'Keep this account');
     if (passkeys instanceof Error) return h('section', { class: 'me-section' }, head, h('p', { class: 'field-error' }, `Could not load the passkeys (${passkeys.message}).`));
+    const kept = Array.isArray(ways) && ways.some((w) => w.kind !== 'device');
     const intro = passkeys.length
       ? 'Your passkeys: each signs this account in on any browser, with the screen lock of the device that holds it.'
-      : 'A guest account lives in this browser only. Add a passkey (your fingerprint, face or screen lock) to keep it: sign in with it on another browser or device, and find your name, seats and matches there.';
+      : kept ? 'A passkey (your fingerprint, face or screen lock) signs this account in on any browser or device, with nothing to type.' : 'A guest account lives in this browser only. Add a passkey (your fingerprint, face or screen lock) to keep it: sign in with it on another browser or device, and find your name, seats and matches there.';
     const rows = passkeys.map((p) => {
       const btn = h('button', { type: 'button', class: 'btn btn-small btn-danger-plain btn-remove-passkey' }, 'Remove', h('span', { class: 'sr-only' }, ` ${p.name}`));
       btn.addEventListener('click', async () => {
@@ -377,7 +490,7 @@ export function mountMe(root, { setTitle }) {
       form, shown);
   }
 
-  function nameSection(acc) {
+  function nameSection(acc, ways) {
     const input = h('input', {
       id: 'me-name', name: 'name', type: 'text', maxlength: 24, autocomplete: 'nickname', value: acc.name,
       'aria-describedby': 'me-name-error me-name-hint',
@@ -411,7 +524,9 @@ export function mountMe(root, { setTitle }) {
     });
     return h('section', { class: 'me-section', 'aria-labelledby': 'me-name-h' },
       h('h3', { id: 'me-name-h' }, 'Name'),
-      h('p', { class: 'muted small' }, `A guest account, made ${when.format(new Date(acc.created_at))}. It lives in this browser: clearing the site's data loses it.`),
+      h('p', { class: 'muted small' }, Array.isArray(ways) && ways.some((w) => w.kind !== 'device')
+        ? `Your account, made ${when.format(new Date(acc.created_at))}. It is kept: sign in with any of its ways below on another browser or device.`
+        : `A guest account, made ${when.format(new Date(acc.created_at))}. It lives in this browser: clearing the site's data loses it.`),
       form);
   }
 

@@ -790,6 +790,43 @@ mod tests {
     }
 
     #[test]
+    fn openid_providers_are_checked_and_their_secret_never_shown() {
+        let provider = |issuer: &str| OidcProviderConfig {
+            issuer: issuer.into(),
+            client_id: "spades".into(),
+            client_secret: "s3cret-value".into(),
+            label: String::new(),
+        };
+        let with = |id: &str, p: OidcProviderConfig, public: &str| {
+            let mut c = Config::default();
+            c.server.public_url = public.into();
+            c.oidc.providers.insert(id.into(), p);
+            c.validate().map_err(|e| e.to_string())
+        };
+        assert!(with("club", provider("https://id.example/realms/x/"), "https://cards.example").is_ok());
+        let err = with("club", provider("https://id.example"), "").unwrap_err();
+        assert!(err.contains("server.public_url"), "{err}");
+        let err = with("Club!", provider("https://id.example"), "https://cards.example").unwrap_err();
+        assert!(err.contains("a-z 0-9"), "{err}");
+        let err = with("club", provider("id.example"), "https://cards.example").unwrap_err();
+        assert!(err.contains("oidc.providers.club.issuer"), "{err}");
+        let mut no_client = provider("https://id.example");
+        no_client.client_id.clear();
+        assert!(with("club", no_client, "https://cards.example").unwrap_err().contains("client_id"));
+        assert!(!format!("{:?}", provider("https://id.example")).contains("s3cret"));
+        // From the environment, secret and all.
+        figment::Jail::expect_with(|jail| {
+            jail.set_env("SPADES_SERVER__PUBLIC_URL", "https://cards.example");
+            jail.set_env("SPADES_OIDC__PROVIDERS__CLUB__ISSUER", "https://id.example");
+            jail.set_env("SPADES_OIDC__PROVIDERS__CLUB__CLIENT_ID", "spades");
+            jail.set_env("SPADES_OIDC__PROVIDERS__CLUB__CLIENT_SECRET", "from-env");
+            let c = Config::load_from(None, Config::env()).unwrap();
+            assert_eq!(c.oidc.providers["club"].client_secret, "from-env");
+            Ok(())
+        });
+    }
+
+    #[test]
     fn the_public_url_is_a_domain_for_passkeys() {
         let with = |url: &str| {
             let mut c = Config::default();

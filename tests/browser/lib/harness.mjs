@@ -40,8 +40,8 @@ async function stackOf(server, extra = {}) {
 }
 
 /** A server with test settings (see `stackOf`). */
-export async function startStack(env = {}) {
-  return stackOf(await startServer(env));
+export async function startStack(env = {}, port = null) {
+  return stackOf(await startServer(env, port));
 }
 
 /**

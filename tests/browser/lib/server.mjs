@@ -98,11 +98,12 @@ async function stopChild(child, signal = 'SIGTERM', ms = 5000) {
 
 /**
  * Starts a server. `env` adds SPADES_* settings on top of the test defaults
- * (rule bots, a short bot delay, in-memory storage).
+ * (rule bots, a short bot delay, in-memory storage); `port`, when given, is
+ * the one it listens on (else a free one).
  * Returns `{url, port, stop(), log()}`.
  */
-export async function startServer(env = {}) {
-  const port = await freePort();
+export async function startServer(env = {}, port = null) {
+  port ??= await freePort();
   const { child, lines } = await spawnServer(port, env);
   return {
     url: `http://127.0.0.1:${port}`,

@@ -404,3 +404,61 @@ async fn a_provider_publishing_another_issuer_is_unavailable() {
     assert_eq!(got.location.unwrap(), format!("{public}/?oidc_error=expired#/me"));
     server.stop().await;
 }
+
+#[tokio::test]
+async fn no_client_secret_code_or_state_reaches_the_log() {
+    if !provider_here() {
+        return;
+    }
+    let (port, provider_port) = (free_port(), free_port());
+    let public = format!("http://localhost:{port}");
+    let provider = Provider::start(provider_port, &public);
+    let log = std::env::temp_dir().join(format!("spades-oidc-{}.log", uuid::Uuid::new_v4().simple()));
+    let out = std::fs::File::create(&log).unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_spades-server"))
+        .env("SPADES_SERVER__BIND", format!("127.0.0.1:{port}"))
+        .env("SPADES_SERVER__PUBLIC_URL", &public)
+        .env("SPADES_STORAGE__IN_MEMORY", "true")
+        .env("SPADES_OIDC__PROVIDERS__CLUB__ISSUER", &provider.issuer)
+        .env("SPADES_OIDC__PROVIDERS__CLUB__CLIENT_ID", CLIENT_ID)
+        .env("SPADES_OIDC__PROVIDERS__CLUB__CLIENT_SECRET", CLIENT_SECRET)
+        .env("RUST_LOG", "trace")
+        .stdout(Stdio::from(out.try_clone().unwrap()))
+        .stderr(Stdio::from(out))
+        .spawn()
+        .unwrap();
+    let http = reqwest::Client::new();
+    let mut up = false;
+    for _ in 0..200 {
+        if http.get(format!("{public}/readyz")).send().await.is_ok_and(|r| r.status() == 200) {
+            up = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(up, "the server did not start");
+    let mut browser = Browser::new();
+    let callback = format!("{public}/api/v1/oidc/club/callback");
+    let answer =
+        browser.through_provider(&format!("{public}/api/v1/oidc/club/start"), "frank", &callback).await;
+    let back = browser.get(&answer).await;
+    assert_eq!(back.location.unwrap(), format!("{public}/?oidc=created#/me"));
+    let session = browser.cookies["spades_session"].clone();
+    // A refused answer too (the code again).
+    browser.get(&answer).await;
+    let _ = child.kill();
+    let _ = child.wait();
+    let text = std::fs::read_to_string(&log).unwrap();
+    let _ = std::fs::remove_file(&log);
+    assert!(text.contains("signed in with OpenID"), "the log was written at all");
+    let param =
+        |name: &str| answer.split(&format!("{name}=")).nth(1).unwrap().split('&').next().unwrap().to_owned();
+    for (what, secret) in [
+        ("client secret", CLIENT_SECRET.to_owned()),
+        ("code", param("code")),
+        ("state", param("state")),
+        ("session", session),
+    ] {
+        assert!(!text.contains(&secret), "the {what} is in the log");
+    }
+}
