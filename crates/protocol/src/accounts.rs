@@ -57,8 +57,12 @@ pub enum SessionDelivery {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum AccountKind {
-    /// Made from a device secret: it lives as long as a device keeps it.
+    /// Made from a device secret: it lives as long as a device keeps it
+    /// (or a passkey, a password or an identity it was given).
     Guest,
+    /// Made by its first sign-in with an OpenID Connect identity: it has
+    /// no device secret.
+    Member,
 }
 
 /// An account as its owner sees it.

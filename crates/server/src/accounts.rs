@@ -213,13 +213,7 @@ impl Accounts {
     pub fn account_view(&self, a: &AccountRow) -> Account {
         let interval = self.config.rename_interval_secs.saturating_mul(1000);
         let rename_after = a.renamed_at_ms.map(|t| t.saturating_add(interval)).filter(|&t| t > now_ms());
-        Account {
-            id: a.id,
-            name: a.name.clone(),
-            kind: AccountKind::Guest,
-            created_at: a.created_at_ms,
-            rename_after,
-        }
+        Account { id: a.id, name: a.name.clone(), kind: a.kind, created_at: a.created_at_ms, rename_after }
     }
 
     /// A session as its owner sees it.
@@ -322,7 +316,13 @@ impl Accounts {
                     Created::Made => {
                         created = true;
                         info!(account = %id, "guest account made");
-                        AccountRow { id, name, created_at_ms: now, renamed_at_ms: None }
+                        AccountRow {
+                            id,
+                            name,
+                            created_at_ms: now,
+                            renamed_at_ms: None,
+                            kind: AccountKind::Guest,
+                        }
                     }
                     Created::NameTaken(holder) => return Err(Self::taken(&name, &holder)),
                     // Another request of this device made it meanwhile.

@@ -13,6 +13,7 @@
 use std::str::FromStr;
 use std::time::Duration;
 
+use spades_protocol::AccountKind;
 use sqlx::postgres::PgPool;
 use sqlx::sqlite::{SqliteConnectOptions, SqlitePool, SqlitePoolOptions};
 use tokio::sync::OnceCell;
@@ -33,6 +34,8 @@ pub struct AccountRow {
     pub created_at_ms: u64,
     /// The last rename, Unix ms.
     pub renamed_at_ms: Option<u64>,
+    /// What kind: made from a device secret, or by a provider's sign-in.
+    pub kind: AccountKind,
 }
 
 /// A session as stored (the token's hash stays in the store).
@@ -167,13 +170,14 @@ pub(super) fn uuid_of(what: &str, s: &str) -> Result<Uuid, StorageError> {
     Uuid::parse_str(s).map_err(|_| StorageError::Database(format!("a stored {what} id is not a UUID: {s:?}")))
 }
 
-type AccountTuple = (String, String, i64, Option<i64>);
+type AccountTuple = (String, String, i64, Option<i64>, String);
 type SessionTuple = (String, String, String, String, i64, i64, i64);
 type HolderTuple = (String, String, Option<i64>);
 
 fn account_of(row: AccountTuple) -> Result<AccountRow, StorageError> {
-    let (id, name, created_at, renamed_at) = row;
+    let (id, name, created_at, renamed_at, kind) = row;
     Ok(AccountRow {
+        kind: if kind == "member" { AccountKind::Member } else { AccountKind::Guest },
         id: uuid_of("account", &id)?,
         name,
         created_at_ms: unms(created_at),
@@ -199,7 +203,7 @@ fn holder_of(row: HolderTuple) -> Result<NameHolder, StorageError> {
     Ok(NameHolder { account: uuid_of("account", &account)?, name, kept_until_ms: kept_until.map(unms) })
 }
 
-const ACCOUNT_COLUMNS: &str = "id, name, created_at, renamed_at";
+const ACCOUNT_COLUMNS: &str = "id, name, created_at, renamed_at, kind";
 const SESSION_COLUMNS: &str =
     "s.id, s.account_id, s.client, s.address, s.created_at, s.last_used_at, s.expires_at";
 
@@ -545,7 +549,7 @@ macro_rules! backend {
                 hash: &str,
             ) -> Result<Option<AccountTuple>, sqlx::Error> {
                 sqlx::query_as(
-                    "SELECT a.id, a.name, a.created_at, a.renamed_at FROM devices d \
+                    "SELECT a.id, a.name, a.created_at, a.renamed_at, a.kind FROM devices d \
                      JOIN accounts a ON a.id = d.account_id WHERE d.secret_hash = $1",
                 )
                 .bind(hash)
@@ -724,18 +728,18 @@ macro_rules! backend {
                 pool: &$pool,
                 token_hash: &str,
             ) -> Result<Option<(SessionTuple, AccountTuple)>, sqlx::Error> {
-                type Row = (String, String, String, String, i64, i64, i64, String, String, i64, Option<i64>);
+                type Row = (String, String, String, String, i64, i64, i64, String, String, i64, Option<i64>, String);
                 let row: Option<Row> = sqlx::query_as(sqlx::AssertSqlSafe(format!(
-                    "SELECT {SESSION_COLUMNS}, a.id, a.name, a.created_at, a.renamed_at FROM sessions s \
+                    "SELECT {SESSION_COLUMNS}, a.id, a.name, a.created_at, a.renamed_at, a.kind FROM sessions s \
                      JOIN accounts a ON a.id = s.account_id WHERE s.token_hash = $1"
                 )))
                 .bind(token_hash)
                 .fetch_optional(pool)
                 .await?;
-                Ok(row.map(|(id, account, client, address, created, used, expires, aid, name, acreated, renamed)| {
+                Ok(row.map(|(id, account, client, address, created, used, expires, aid, name, acreated, renamed, kind)| {
                     (
                         (id, account, client, address, created, used, expires),
-                        (aid, name, acreated, renamed),
+                        (aid, name, acreated, renamed, kind),
                     )
                 }))
             }

@@ -242,6 +242,7 @@ async fn a_first_sign_in_makes_an_account_and_the_next_finds_it() {
     let (status, me) = browser.json(&format!("{public}/api/v1/me")).await;
     assert_eq!(status, 200, "{me}");
     assert_eq!(me["account"]["name"], json!("alice"), "named as the provider names her");
+    assert_eq!(me["account"]["kind"], json!("member"), "made by a provider, not a guest");
     let id = me["account"]["id"].clone();
     let (_, ways) = browser.json(&format!("{public}/api/v1/me/identities")).await;
     assert_eq!(ways.as_array().unwrap().len(), 1, "{ways}");

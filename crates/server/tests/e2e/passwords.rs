@@ -41,7 +41,7 @@ async fn cookie_guest(server: &TestServer, n: u32, name: &str) -> (String, Strin
 async fn a_guest_sets_a_password_and_signs_in_by_name_anywhere() {
     let server = spawn_server(config()).await;
     let methods = send(server.http.get(server.url("/api/v1/sign-in/methods"))).await;
-    assert_eq!(methods.body, json!({"passkeys": true, "passwords": true}));
+    assert_eq!(methods.body, json!({"passkeys": true, "passwords": true, "providers": []}));
     let (cookie, id) = cookie_guest(&server, 1, "Ann Smith").await;
     let me = ("cookie", cookie.as_str());
 
@@ -205,7 +205,7 @@ async fn password_sign_ins_are_limited_per_address_and_per_account() {
 async fn passwords_are_off_unless_the_operator_switches_them_on() {
     let server = spawn_server(test_config()).await;
     let methods = send(server.http.get(server.url("/api/v1/sign-in/methods"))).await;
-    assert_eq!(methods.body, json!({"passkeys": true, "passwords": false}));
+    assert_eq!(methods.body, json!({"passkeys": true, "passwords": false, "providers": []}));
     let (cookie, _) = cookie_guest(&server, 6, "Flo").await;
     let a = set(&server, ("cookie", &cookie), json!({"password": SECRET})).await;
     assert!(refused(&a, 404, ErrorCode::NotFound).contains("not switched on"));
