@@ -88,9 +88,14 @@ impl Refusal {
 /// What a finished flow did.
 #[derive(Debug)]
 pub enum Finished {
-    /// A new session of the identity's account (`true`: the account was
-    /// made by this sign-in).
-    SignedIn(SignedIn, SessionToken, bool),
+    /// A new session of the identity's account, its token for the cookie
+    /// (`created`: the account was made by this sign-in).
+    SignedIn {
+        /// The session's token.
+        token: SessionToken,
+        /// Whether this sign-in made the account.
+        created: bool,
+    },
     /// The identity is now the signed-in account's (or was already).
     Linked,
 }
@@ -434,7 +439,7 @@ impl Oidc {
             self.accounts.account(account).await.map_err(|_| Refusal::Storage)?.ok_or(Refusal::Failed)?;
         let (signed, token) = self.accounts.new_session(account, who).await.map_err(|_| Refusal::Storage)?;
         info!(account = %signed.account.id, provider = %id, created, "signed in with OpenID");
-        Ok(Finished::SignedIn(signed, token, created))
+        Ok(Finished::SignedIn { token, created })
     }
 
     /// Makes an account for an identity seen for the first time, named as

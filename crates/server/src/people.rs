@@ -757,7 +757,7 @@ pub async fn oidc_callback(
         .finish(&provider, flow, query.state.as_deref(), query.code, query.error.as_deref(), &who)
         .await;
     let mut response = match finished {
-        Ok(Finished::SignedIn(_, token, created)) => {
+        Ok(Finished::SignedIn { token, created }) => {
             let mut response = see_other(if created { "/?oidc=created#/me" } else { "/?oidc=signed_in#/me" });
             let cookie = session_cookie(&token.0, state.config.accounts.session_secs, secure);
             response.headers_mut().append(header::SET_COOKIE, cookie);
