@@ -82,11 +82,28 @@ fn free_port() -> u16 {
 /// provider `club` at `issuer`.
 async fn server_with(issuer: &str, retry_secs: u64) -> (TestServer, String) {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let public = format!("http://localhost:{}", listener.local_addr().unwrap().port());
+    let server = server_on(listener, &public, issuer, retry_secs, None).await;
+    (server, public)
+}
+
+/// A server on `listener` whose public address is `public`, with provider
+/// `club` at `issuer`, its store in memory or at `database_url`.
+async fn server_on(
+    listener: tokio::net::TcpListener,
+    public: &str,
+    issuer: &str,
+    retry_secs: u64,
+    database_url: Option<&str>,
+) -> TestServer {
     let addr: SocketAddr = listener.local_addr().unwrap();
-    let public = format!("http://localhost:{}", addr.port());
     let mut config = test_config();
-    config.server.public_url = public.clone();
+    config.server.public_url = public.to_owned();
     config.oidc.retry_secs = retry_secs;
+    if let Some(url) = database_url {
+        config.storage.in_memory = false;
+        config.storage.database_url = url.to_owned();
+    }
     config.oidc.providers.insert(
         "club".into(),
         spades_server::config::OidcProviderConfig {
@@ -106,7 +123,7 @@ async fn server_with(issuer: &str, retry_secs: u64) -> (TestServer, String) {
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
-    (server, public)
+    server
 }
 
 /// A browser: follows nothing by itself, keeps cookies by name.
@@ -462,4 +479,41 @@ async fn no_client_secret_code_or_state_reaches_the_log() {
     ] {
         assert!(!text.contains(&secret), "the {what} is in the log");
     }
+}
+
+#[tokio::test]
+async fn a_flow_begun_on_one_server_finishes_on_another_of_the_same_store() {
+    if !provider_here() {
+        return;
+    }
+    let Some(base) = crate::services::postgres() else { return };
+    let db = crate::services::TestDatabase::create(&base, "oidc_nodes").await;
+    let (first, second) = (
+        tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap(),
+        tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap(),
+    );
+    let second_port = second.local_addr().unwrap().port();
+    // Both behind one public address (as the nodes of a cluster are).
+    let public = format!("http://localhost:{}", first.local_addr().unwrap().port());
+    let provider_port = free_port();
+    let _provider = Provider::start(provider_port, &public);
+    let issuer = format!("http://localhost:{provider_port}");
+    let a = server_on(first, &public, &issuer, 1, Some(&db.url)).await;
+    let b = server_on(second, &public, &issuer, 1, Some(&db.url)).await;
+    let mut browser = Browser::new();
+    let callback = format!("{public}/api/v1/oidc/club/callback");
+    let answer =
+        browser.through_provider(&format!("{public}/api/v1/oidc/club/start"), "grace", &callback).await;
+    // The answer comes back to the other server: it finishes the flow.
+    let elsewhere = answer.replace(&public, &format!("http://localhost:{second_port}"));
+    let back = browser.get(&elsewhere).await;
+    assert_eq!(back.location.unwrap(), format!("http://localhost:{second_port}/?oidc=created#/me"));
+    let (status, me) = browser.json(&format!("{public}/api/v1/me")).await;
+    assert_eq!((status, &me["account"]["name"]), (200, &json!("grace")), "{me}");
+    // And the first cannot take it again.
+    let again = browser.get(&answer).await;
+    assert_eq!(again.location.unwrap(), format!("{public}/?oidc_error=expired#/me"));
+    a.stop().await;
+    b.stop().await;
+    db.remove().await.unwrap();
 }
