@@ -540,9 +540,47 @@ enum Step<T> {
 
 /// The same SQL for both databases (`$n` placeholders work in both).
 macro_rules! backend {
-    ($module:ident, $pool:ty) => {
-        mod $module {
+    ($module:ident, $pool:ty, $conn:ty) => {
+        pub(super) mod $module {
             use super::*;
+
+            /// In a transaction: frees the name of `skeleton` if it is no
+            /// longer kept, then makes the account `id` of `kind` and gives
+            /// it the name. `false`: the name is taken (roll back).
+            pub(in crate::storage) async fn insert_named(
+                conn: &mut $conn,
+                id: &str,
+                name: &str,
+                skeleton: &str,
+                kind: &str,
+                now_ms: u64,
+            ) -> Result<bool, sqlx::Error> {
+                sqlx::query(
+                    "DELETE FROM account_names WHERE skeleton = $1 AND kept_until IS NOT NULL AND kept_until <= $2",
+                )
+                .bind(skeleton)
+                .bind(ms(now_ms))
+                .execute(&mut *conn)
+                .await?;
+                sqlx::query("INSERT INTO accounts (id, name, kind, created_at) VALUES ($1, $2, $3, $4)")
+                    .bind(id)
+                    .bind(name)
+                    .bind(kind)
+                    .bind(ms(now_ms))
+                    .execute(&mut *conn)
+                    .await?;
+                let named = sqlx::query(
+                    "INSERT INTO account_names (skeleton, account_id, name, rule) VALUES ($1, $2, $3, $4) \
+                     ON CONFLICT (skeleton) DO NOTHING",
+                )
+                .bind(skeleton)
+                .bind(id)
+                .bind(name)
+                .bind(NAME_SKELETON_RULE)
+                .execute(&mut *conn)
+                .await?;
+                Ok(named.rows_affected() == 1)
+            }
 
             pub(super) async fn device_account(
                 pool: &$pool,
@@ -581,32 +619,8 @@ macro_rules! backend {
 
             pub(super) async fn create_guest(pool: &$pool, new: &NewGuest<'_>) -> Result<Step<()>, sqlx::Error> {
                 let mut tx = pool.begin().await?;
-                // A name no longer kept is free.
-                sqlx::query(
-                    "DELETE FROM account_names WHERE skeleton = $1 AND kept_until IS NOT NULL AND kept_until <= $2",
-                )
-                .bind(new.skeleton)
-                .bind(ms(new.now_ms))
-                .execute(&mut *tx)
-                .await?;
                 let id = new.id.to_string();
-                sqlx::query("INSERT INTO accounts (id, name, kind, created_at) VALUES ($1, $2, 'guest', $3)")
-                    .bind(&id)
-                    .bind(new.name)
-                    .bind(ms(new.now_ms))
-                    .execute(&mut *tx)
-                    .await?;
-                let named = sqlx::query(
-                    "INSERT INTO account_names (skeleton, account_id, name, rule) VALUES ($1, $2, $3, $4) \
-                     ON CONFLICT (skeleton) DO NOTHING",
-                )
-                .bind(new.skeleton)
-                .bind(&id)
-                .bind(new.name)
-                .bind(NAME_SKELETON_RULE)
-                .execute(&mut *tx)
-                .await?;
-                if named.rows_affected() == 0 {
+                if !insert_named(&mut tx, &id, new.name, new.skeleton, "guest", new.now_ms).await? {
                     tx.rollback().await?;
                     return Ok(Step::NameTaken);
                 }
@@ -854,5 +868,5 @@ macro_rules! backend {
     };
 }
 
-backend!(sqlite, SqlitePool);
-backend!(pg, PgPool);
+backend!(sqlite, SqlitePool, sqlx::SqliteConnection);
+backend!(pg, PgPool, sqlx::PgConnection);

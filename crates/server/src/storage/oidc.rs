@@ -8,7 +8,6 @@ use uuid::Uuid;
 use super::StorageError;
 use super::accounts::{AccountStore, ms, unms, uuid_of};
 use super::sql::Pool;
-use crate::text::NAME_SKELETON_RULE;
 
 /// An identity as stored.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -259,32 +258,17 @@ macro_rules! backend {
                 r: &OidcIdentityRow,
             ) -> Result<Option<Member>, sqlx::Error> {
                 let mut tx = pool.begin().await?;
-                // A name no longer kept is free.
-                sqlx::query(
-                    "DELETE FROM account_names WHERE skeleton = $1 AND kept_until IS NOT NULL AND kept_until <= $2",
-                )
-                .bind(new.skeleton)
-                .bind(ms(new.now_ms))
-                .execute(&mut *tx)
-                .await?;
                 let id = new.id.to_string();
-                sqlx::query("INSERT INTO accounts (id, name, kind, created_at) VALUES ($1, $2, 'member', $3)")
-                    .bind(&id)
-                    .bind(new.name)
-                    .bind(ms(new.now_ms))
-                    .execute(&mut *tx)
-                    .await?;
-                let named = sqlx::query(
-                    "INSERT INTO account_names (skeleton, account_id, name, rule) VALUES ($1, $2, $3, $4) \
-                     ON CONFLICT (skeleton) DO NOTHING",
+                let named = super::super::accounts::$module::insert_named(
+                    &mut tx,
+                    &id,
+                    new.name,
+                    new.skeleton,
+                    "member",
+                    new.now_ms,
                 )
-                .bind(new.skeleton)
-                .bind(&id)
-                .bind(new.name)
-                .bind(NAME_SKELETON_RULE)
-                .execute(&mut *tx)
                 .await?;
-                if named.rows_affected() == 0 {
+                if !named {
                     tx.rollback().await?;
                     return Ok(Some(Member::NameTaken));
                 }
