@@ -100,6 +100,25 @@ pub enum Finished {
     Linked,
 }
 
+/// What a provider sent the browser back with (the callback's query).
+/// `Debug` never shows the code or the state.
+pub struct Answer {
+    /// The flow's `state`, as the server sent it.
+    pub state: Option<String>,
+    /// The authorization code.
+    pub code: Option<String>,
+    /// The provider's refusal (`access_denied`).
+    pub error: Option<String>,
+    /// The issuer that answered (RFC 9207), when the provider says.
+    pub iss: Option<String>,
+}
+
+impl std::fmt::Debug for Answer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Answer").field("error", &self.error).field("iss", &self.iss).finish_non_exhaustive()
+    }
+}
+
 /// What the server keeps of a flow, in the ceremony store.
 #[derive(Serialize, Deserialize)]
 struct Flow {
@@ -313,8 +332,9 @@ impl Oidc {
     }
 
     /// Finishes a flow that came back from provider `id` to the browser
-    /// whose cookie names `flow`, with the provider's `state` and `code` (or
-    /// its `error`). The flow is taken first: used once, whatever follows.
+    /// whose cookie names `flow`, with the provider's `answer`. The flow is
+    /// taken first: used once, whatever follows. An answer that names its
+    /// issuer (RFC 9207) must name the provider's, exactly.
     ///
     /// # Errors
     /// The [`Refusal`], which the page is told.
@@ -322,11 +342,10 @@ impl Oidc {
         &self,
         id: &str,
         flow: Option<Uuid>,
-        state: Option<&str>,
-        code: Option<String>,
-        error: Option<&str>,
+        answer: Answer,
         who: &Requester,
     ) -> Result<Finished, Refusal> {
+        let Answer { state, code, error, iss } = answer;
         let taken = match flow {
             Some(flow) => self
                 .ceremonies
@@ -350,6 +369,10 @@ impl Oidc {
             return Err(Refusal::Denied);
         }
         let p = self.providers.get(id).ok_or(Refusal::Expired)?;
+        if iss.as_ref().is_some_and(|iss| *iss != p.config.issuer) {
+            info!(provider = %id, "an OpenID answer named another issuer");
+            return Err(Refusal::Failed);
+        }
         let client = self.client(p)?;
         let code = code.ok_or(Refusal::Failed)?;
         let exchange = client

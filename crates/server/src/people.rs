@@ -720,6 +720,9 @@ pub struct OidcCallback {
     pub code: Option<String>,
     /// The provider's refusal (`access_denied`).
     pub error: Option<String>,
+    /// The issuer that answered (RFC 9207); when given, it must be the
+    /// provider's, exactly.
+    pub iss: Option<String>,
 }
 
 impl std::fmt::Debug for OidcCallback {
@@ -735,7 +738,7 @@ impl std::fmt::Debug for OidcCallback {
     tag = "accounts",
     params(("provider" = String, Path, description = "The provider's id"), OidcCallback),
     responses(
-        (status = 303, description = "Back to the account page (`Location`), the `spades_oidc` cookie cleared: `/?oidc=signed_in#/me` or `/?oidc=created#/me` (a new account) with the `spades_session` cookie set, `/?oidc=linked#/me`; or `/?oidc_error=<why>#/me`: `expired` (no flow of this browser, one used or run out, a wrong `state`), `denied` (the provider said no), `failed` (the code, or the ID token's signature, issuer, audience or nonce, did not check), `taken` (the identity is another account's: nothing is merged), `unavailable`, `storage`"),
+        (status = 303, description = "Back to the account page (`Location`), the `spades_oidc` cookie cleared: `/?oidc=signed_in#/me` or `/?oidc=created#/me` (a new account) with the `spades_session` cookie set, `/?oidc=linked#/me`; or `/?oidc_error=<why>#/me`: `expired` (no flow of this browser, one used or run out, a wrong `state`), `denied` (the provider said no), `failed` (the code, or the ID token's signature, issuer, audience or nonce, did not check; an `iss` that is not the provider's), `taken` (the identity is another account's: nothing is merged), `unavailable`, `storage`"),
         (status = 400, description = "A query that cannot be read (a parameter twice: `bad_message`)", body = ApiError),
         (status = 429, description = "Too many sign-in attempts from this address (`limits.sign_ins_per_minute_per_ip`), or too many requests (`rate_limited`; see `Retry-After`)", body = ApiError),
     )
@@ -754,7 +757,12 @@ pub async fn oidc_callback(
     let who = Requester::new(headers.get(header::USER_AGENT).and_then(|v| v.to_str().ok()), limited.client);
     let finished = state
         .oidc
-        .finish(&provider, flow, query.state.as_deref(), query.code, query.error.as_deref(), &who)
+        .finish(
+            &provider,
+            flow,
+            crate::oidc::Answer { state: query.state, code: query.code, error: query.error, iss: query.iss },
+            &who,
+        )
         .await;
     let mut response = match finished {
         Ok(Finished::SignedIn { token, created }) => {

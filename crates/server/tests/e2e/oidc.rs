@@ -392,6 +392,13 @@ async fn a_wrong_state_a_replayed_callback_and_a_replayed_code_sign_nobody_in() 
     let spliced = fresh.replace(&format!("code={new_code}"), &format!("code={old_code}"));
     assert!(spliced.contains(&format!("state={fresh_state}")));
     assert_eq!(again.get(&spliced).await.location.unwrap(), format!("{public}/?oidc_error=failed#/me"));
+    // An answer that names another issuer (RFC 9207's `iss`) is refused.
+    let mut mixed = Browser::new();
+    let answer = mixed.through_provider(&start, "eve", &callback).await;
+    assert!(answer.contains("iss="), "the provider names itself: {answer}");
+    let iss = answer.split("iss=").nth(1).unwrap().split('&').next().unwrap().to_owned();
+    let other = answer.replace(&format!("iss={iss}"), "iss=https%3A%2F%2Fevil.example");
+    assert_eq!(mixed.get(&other).await.location.unwrap(), format!("{public}/?oidc_error=failed#/me"));
     // The provider's refusal (the player said no) is said as such.
     let mut denied = Browser::new();
     let answer = denied.through_provider(&start, "eve", &callback).await;
