@@ -53,7 +53,8 @@ const OIDC_SAID = {
   failed: 'The provider\'s answer could not be checked: try again.',
   taken: 'That identity already signs in another account: it was not linked (accounts are never merged).',
   unavailable: 'The provider cannot be reached right now: try again in a minute.',
-  signed_out: 'Sign in first, then link the identity.',
+  signed_out: 'This browser is not signed in to the account any more: sign in, then link the identity.',
+  cross_site: 'A link can only be asked for from this page.',
   storage: 'The server could not keep that: try again.',
 };
 

@@ -64,8 +64,11 @@ pub enum Refusal {
     Taken,
     /// The provider cannot be reached now.
     Unavailable,
-    /// Linking needs a signed-in account.
+    /// Linking needs a signed-in account: none, or no longer the one that
+    /// began the flow.
     SignedOut,
+    /// Linking was begun by a page of another site.
+    CrossSite,
     /// The store failed.
     Storage,
 }
@@ -80,6 +83,7 @@ impl Refusal {
             Refusal::Taken => "taken",
             Refusal::Unavailable => "unavailable",
             Refusal::SignedOut => "signed_out",
+            Refusal::CrossSite => "cross_site",
             Refusal::Storage => "storage",
         }
     }
@@ -332,9 +336,11 @@ impl Oidc {
     }
 
     /// Finishes a flow that came back from provider `id` to the browser
-    /// whose cookie names `flow`, with the provider's `answer`. The flow is
-    /// taken first: used once, whatever follows. An answer that names its
-    /// issuer (RFC 9207) must name the provider's, exactly.
+    /// whose cookie names `flow`, with the provider's `answer`; `signed` is
+    /// the account of the browser's session now, if any (a link goes on
+    /// only while it is the one that began it). The flow is taken first:
+    /// used once, whatever follows. An answer that names its issuer (RFC
+    /// 9207) must name the provider's, exactly.
     ///
     /// # Errors
     /// The [`Refusal`], which the page is told.
@@ -343,6 +349,7 @@ impl Oidc {
         id: &str,
         flow: Option<Uuid>,
         answer: Answer,
+        signed: Option<Uuid>,
         who: &Requester,
     ) -> Result<Finished, Refusal> {
         let Answer { state, code, error, iss } = answer;
@@ -363,6 +370,10 @@ impl Oidc {
         if kept.provider != id || !state_ok {
             info!(provider = %id, "an OpenID answer was refused: not this browser's flow");
             return Err(Refusal::Expired);
+        }
+        if taken.account.is_some() && taken.account != signed {
+            info!(provider = %id, "an OpenID link was refused: its session ended");
+            return Err(Refusal::SignedOut);
         }
         if let Some(error) = error {
             info!(provider = %id, error = %error.chars().take(40).collect::<String>(), "the OpenID provider said no");

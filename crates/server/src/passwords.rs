@@ -288,12 +288,20 @@ impl Passwords {
         // A password longer than any that can be set is wrong; it is
         // checked all the same, cut short, so that it costs the same.
         let typed = Typed::of(&password.chars().take(PASSWORD_MAX + 1).collect::<String>());
+        let read_changed_at = held.as_ref().map(|h| h.changed_at_ms);
         let ok = self.matches(typed, held.map(|h| h.hash)).await?;
         let no = || AppError::new(ErrorCode::Unauthorized, SIGN_IN_REFUSED);
         let Some(account) = account.filter(|_| ok && password.chars().count() <= PASSWORD_MAX) else {
             return Err(no());
         };
         let id = account.id;
+        // The check took a while: a password changed (or removed) meanwhile
+        // has signed the account's sessions out, and this one must not
+        // come after them with the old password.
+        let now_held = self.store.get(id).await.map_err(|e| storage(&e))?;
+        if now_held.map(|h| h.changed_at_ms) != read_changed_at {
+            return Err(no());
+        }
         if let Err(e) = self.store.used(id, now_ms()).await {
             warn!(error = %e, "a password's use could not be recorded");
         }

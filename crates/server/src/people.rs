@@ -672,7 +672,7 @@ pub struct OidcStart {
     tag = "accounts",
     params(("provider" = String, Path, description = "The provider's id (`GET /api/v1/sign-in/methods`)"), OidcStart),
     responses(
-        (status = 303, description = "To the provider's sign-in (`Location`), the `spades_oidc` cookie set for the round trip; or, refused, back to `/?oidc_error=<why>#/me`: `unavailable` (the provider cannot be reached now; the server tries again by itself), `signed_out` (`link` without a session), `storage`; an unknown provider is `expired`"),
+        (status = 303, description = "To the provider's sign-in (`Location`), the `spades_oidc` cookie set for the round trip; or, refused, back to `/?oidc_error=<why>#/me`: `unavailable` (the provider cannot be reached now; the server tries again by itself), `signed_out` (`link` without a session), `cross_site` (`link` asked by a page of another site: `Sec-Fetch-Site`), `storage`; an unknown provider is `expired`"),
         (status = 400, description = "A query that is not `link=true` or `link=false` (`bad_message`)", body = ApiError),
         (status = 429, description = "Too many requests from this address (`rate_limited`; see `Retry-After`)", body = ApiError),
     )
@@ -686,6 +686,13 @@ pub async fn oidc_start(
 ) -> Response {
     use crate::oidc::Refusal;
     let link = if query.link {
+        // A link ties an identity to the account for good: only this
+        // site's own pages may ask for one (browsers say where a
+        // navigation came from).
+        let from = headers.get("sec-fetch-site").and_then(|v| v.to_str().ok());
+        if from.is_some_and(|f| f != "same-origin" && f != "none") {
+            return back_refused(Refusal::CrossSite);
+        }
         match crate::boundary::signed_if_any(&state, &headers).await {
             Ok(Some(who)) => Some(who),
             Ok(None) => return back_refused(Refusal::SignedOut),
@@ -738,7 +745,7 @@ impl std::fmt::Debug for OidcCallback {
     tag = "accounts",
     params(("provider" = String, Path, description = "The provider's id"), OidcCallback),
     responses(
-        (status = 303, description = "Back to the account page (`Location`), the `spades_oidc` cookie cleared: `/?oidc=signed_in#/me` or `/?oidc=created#/me` (a new account) with the `spades_session` cookie set, `/?oidc=linked#/me`; or `/?oidc_error=<why>#/me`: `expired` (no flow of this browser, one used or run out, a wrong `state`), `denied` (the provider said no), `failed` (the code, or the ID token's signature, issuer, audience or nonce, did not check; an `iss` that is not the provider's), `taken` (the identity is another account's: nothing is merged), `unavailable`, `storage`"),
+        (status = 303, description = "Back to the account page (`Location`), the `spades_oidc` cookie cleared: `/?oidc=signed_in#/me` or `/?oidc=created#/me` (a new account) with the `spades_session` cookie set, `/?oidc=linked#/me`; or `/?oidc_error=<why>#/me`: `expired` (no flow of this browser, one used or run out, a wrong `state`), `denied` (the provider said no), `failed` (the code, or the ID token's signature, issuer, audience or nonce, did not check; an `iss` that is not the provider's), `taken` (the identity is another account's: nothing is merged), `signed_out` (a link whose browser is no longer signed in to the account that began it), `unavailable`, `storage`"),
         (status = 400, description = "A query that cannot be read (a parameter twice: `bad_message`)", body = ApiError),
         (status = 429, description = "Too many sign-in attempts from this address (`limits.sign_ins_per_minute_per_ip`), or too many requests (`rate_limited`; see `Retry-After`)", body = ApiError),
     )
@@ -755,12 +762,14 @@ pub async fn oidc_callback(
     let secure = secure(&state, peer, &headers);
     let flow = cookie(&headers, OIDC_COOKIE).and_then(|v| v.parse::<Uuid>().ok());
     let who = Requester::new(headers.get(header::USER_AGENT).and_then(|v| v.to_str().ok()), limited.client);
+    let signed = crate::boundary::signed_if_any(&state, &headers).await.ok().flatten().map(|s| s.account.id);
     let finished = state
         .oidc
         .finish(
             &provider,
             flow,
             crate::oidc::Answer { state: query.state, code: query.code, error: query.error, iss: query.iss },
+            signed,
             &who,
         )
         .await;

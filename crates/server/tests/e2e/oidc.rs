@@ -323,6 +323,32 @@ async fn a_guest_links_an_identity_and_one_of_another_account_is_refused() {
     assert_eq!(cy_ways.as_array().unwrap().len(), 1, "Cy has only its device: {cy_ways}");
     assert_eq!(cy.json(&format!("{public}/api/v1/me")).await.1["account"]["name"], json!("Cy"));
 
+    // A link asked by another site's page is refused before the provider
+    // is asked; so is one whose session ends before it comes back.
+    let req = ann
+        .http
+        .get(format!("{public}/api/v1/oidc/club/start?link=true"))
+        .header("sec-fetch-site", "cross-site");
+    let got = ann.send(&format!("{public}/api/v1/oidc/club/start"), req).await;
+    assert_eq!(got.location.unwrap(), format!("{public}/?oidc_error=cross_site#/me"));
+    let mut leaving = Browser::new();
+    let made = guest(3, "Leaver").await.unwrap();
+    let cookie = made.headers()["set-cookie"].to_str().unwrap().split(';').next().unwrap().to_owned();
+    let (name, value) = cookie.split_once('=').unwrap();
+    leaving.cookies.insert(name.into(), value.into());
+    let callback = format!("{public}/api/v1/oidc/club/callback");
+    let start = format!("{public}/api/v1/oidc/club/start?link=true");
+    let answer = leaving.through_provider(&start, "gina", &callback).await;
+    let out = server
+        .http
+        .delete(format!("{public}/api/v1/me/sessions"))
+        .header("cookie", leaving.cookie_header())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(out.status(), 204);
+    assert_eq!(leaving.get(&answer).await.location.unwrap(), format!("{public}/?oidc_error=signed_out#/me"));
+
     // Linking without a session is refused before the provider is asked.
     let mut nobody = Browser::new();
     let got = nobody.get(&format!("{public}/api/v1/oidc/club/start?link=true")).await;
