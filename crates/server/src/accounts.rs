@@ -164,9 +164,7 @@ impl Drop for SessionWatch {
 }
 
 fn storage(e: &crate::storage::StorageError) -> AppError {
-    warn!(error = %e, "the account store failed");
-    AppError::new(ErrorCode::StorageUnavailable, "accounts cannot be read or written right now: try again")
-        .retry_after(Duration::from_secs(1))
+    AppError::store_failed("accounts", e)
 }
 
 fn unauthorized(message: &str) -> AppError {

@@ -287,14 +287,20 @@ pub fn presented_session(headers: &HeaderMap) -> Presented {
         });
         return token.map_or(Presented::Malformed, Presented::Bearer);
     }
+    cookie(headers, SESSION_COOKIE).map_or(Presented::Nothing, |value| Presented::Cookie(value.to_owned()))
+}
+
+/// The value of cookie `name` in a request (quotes taken off), unless
+/// absent or empty.
+pub fn cookie<'h>(headers: &'h HeaderMap, name: &str) -> Option<&'h str> {
     headers
         .get_all(header::COOKIE)
         .iter()
         .filter_map(|v| v.to_str().ok())
         .flat_map(|v| v.split(';'))
         .filter_map(|pair| pair.trim().split_once('='))
-        .find(|(name, value)| *name == SESSION_COOKIE && !value.is_empty())
-        .map_or(Presented::Nothing, |(_, value)| Presented::Cookie(value.trim_matches('"').to_owned()))
+        .find(|(k, v)| *k == name && !v.is_empty())
+        .map(|(_, v)| v.trim_matches('"'))
 }
 
 /// The request's signed-in account and session ([`presented_session`],

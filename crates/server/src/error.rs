@@ -26,6 +26,18 @@ impl AppError {
         AppError { code, message: message.into(), status: None, retry_after: None }
     }
 
+    /// `things` (accounts, passkeys…) could not be read or written: the
+    /// store's failure is logged, the answer is `storage_unavailable` (503)
+    /// to retry in a second.
+    pub fn store_failed(things: &str, error: &dyn std::fmt::Display) -> AppError {
+        tracing::warn!(store = things, %error, "a store failed");
+        AppError::new(
+            ErrorCode::StorageUnavailable,
+            format!("{things} cannot be read or written right now: try again"),
+        )
+        .retry_after(Duration::from_secs(1))
+    }
+
     /// An internal failure; the detail is logged, not sent.
     pub fn internal(message: &str) -> AppError {
         AppError::new(ErrorCode::Internal, message)

@@ -43,9 +43,7 @@ pub const FLOW_SECS: u64 = 600;
 const PROVIDER_TIMEOUT: Duration = Duration::from_secs(10);
 
 fn storage(e: &crate::storage::StorageError) -> AppError {
-    warn!(error = %e, "the identity store failed");
-    AppError::new(ErrorCode::StorageUnavailable, "identities cannot be read or written right now: try again")
-        .retry_after(Duration::from_secs(1))
+    AppError::store_failed("identities", e)
 }
 
 /// Why a flow ended without signing anybody in, as the page is told (a

@@ -37,9 +37,7 @@ pub const PASSKEY_NAME_MAX: usize = 40;
 const SIGN_IN_REFUSED: &str = "that passkey could not sign you in: try again, or use another";
 
 fn storage(e: &crate::storage::StorageError) -> AppError {
-    warn!(error = %e, "the passkey store failed");
-    AppError::new(ErrorCode::StorageUnavailable, "passkeys cannot be read or written right now: try again")
-        .retry_after(Duration::from_secs(1))
+    AppError::store_failed("passkeys", e)
 }
 
 fn refused(message: impl Into<String>) -> AppError {

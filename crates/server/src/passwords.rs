@@ -39,9 +39,7 @@ const HASHING_AT_ONCE: usize = 2;
 const SIGN_IN_REFUSED: &str = "that name and password do not sign anybody in: check them and try again";
 
 fn storage(e: &crate::storage::StorageError) -> AppError {
-    warn!(error = %e, "the password store failed");
-    AppError::new(ErrorCode::StorageUnavailable, "passwords cannot be read or written right now: try again")
-        .retry_after(Duration::from_secs(1))
+    AppError::store_failed("passwords", e)
 }
 
 /// A password as typed, brought to NFKC (so that the same password typed

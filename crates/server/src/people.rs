@@ -24,7 +24,7 @@ use crate::admission::over_tls;
 pub use crate::boundary::SESSION_COOKIE;
 use crate::boundary::{
     AccountChange, BrowserOrigin, JsonBody, MAX_BODY_BYTES, PerAddress, SignIns, Signed, SigningIn,
-    cleaned_name,
+    cleaned_name, cookie,
 };
 use crate::error::AppError;
 use crate::passkeys::PASSKEY_NAME_MAX;
@@ -57,10 +57,15 @@ pub fn routes() -> Router<AppState> {
 /// site, as long as the session lasts unused; Secure when the request came
 /// over TLS through a trusted proxy. An empty token with no age clears it.
 fn session_cookie(token: &str, max_age_secs: u64, secure: bool) -> HeaderValue {
+    set_cookie(SESSION_COOKIE, token, "/", max_age_secs, secure)
+}
+
+/// A `Set-Cookie` of this server's: HttpOnly, SameSite=Lax, Secure when
+/// `secure`. Names and values are ours (hex, a UUID): always a valid header.
+fn set_cookie(name: &str, value: &str, path: &str, max_age_secs: u64, secure: bool) -> HeaderValue {
     let secure = if secure { "; Secure" } else { "" };
     let cookie =
-        format!("{SESSION_COOKIE}={token}; Path=/; HttpOnly; SameSite=Lax; Max-Age={max_age_secs}{secure}");
-    // A token is hex: the value is always a valid header.
+        format!("{name}={value}; Path={path}; HttpOnly; SameSite=Lax; Max-Age={max_age_secs}{secure}");
     HeaderValue::from_str(&cookie).unwrap_or_else(|_| HeaderValue::from_static("spades_session=; Max-Age=0"))
 }
 
@@ -616,28 +621,14 @@ pub async fn password_sign_in(
 /// The cookie that binds an OpenID flow to the browser that began it.
 pub const OIDC_COOKIE: &str = "spades_oidc";
 
-/// The value of cookie `name` in a request, if any.
-fn cookie<'h>(headers: &'h HeaderMap, name: &str) -> Option<&'h str> {
-    headers
-        .get_all(header::COOKIE)
-        .iter()
-        .filter_map(|v| v.to_str().ok())
-        .flat_map(|v| v.split(';'))
-        .filter_map(|pair| pair.trim().split_once('='))
-        .find_map(|(k, v)| (k == name).then_some(v))
-}
-
 /// The flow cookie: set for the provider's round trip, or cleared.
 fn oidc_cookie(flow: Option<Uuid>, secure: bool) -> HeaderValue {
-    let secure = if secure { "; Secure" } else { "" };
-    let cookie = match flow {
-        Some(flow) => format!(
-            "{OIDC_COOKIE}={flow}; Path=/api/v1/oidc; HttpOnly; SameSite=Lax; Max-Age={}{secure}",
-            crate::oidc::FLOW_SECS
-        ),
-        None => format!("{OIDC_COOKIE}=; Path=/api/v1/oidc; HttpOnly; SameSite=Lax; Max-Age=0{secure}"),
-    };
-    HeaderValue::from_str(&cookie).unwrap_or_else(|_| HeaderValue::from_static("spades_oidc=; Max-Age=0"))
+    match flow {
+        Some(flow) => {
+            set_cookie(OIDC_COOKIE, &flow.to_string(), "/api/v1/oidc", crate::oidc::FLOW_SECS, secure)
+        }
+        None => set_cookie(OIDC_COOKIE, "", "/api/v1/oidc", 0, secure),
+    }
 }
 
 /// A `303 See Other` to `location`.
@@ -831,6 +822,15 @@ mod tests {
         assert_eq!(
             session_cookie("", 0, true),
             "spades_session=; Path=/; HttpOnly; SameSite=Lax; Max-Age=0; Secure"
+        );
+        let flow = Uuid::nil();
+        assert_eq!(
+            oidc_cookie(Some(flow), false),
+            format!("spades_oidc={flow}; Path=/api/v1/oidc; HttpOnly; SameSite=Lax; Max-Age=600").as_str()
+        );
+        assert_eq!(
+            oidc_cookie(None, true),
+            "spades_oidc=; Path=/api/v1/oidc; HttpOnly; SameSite=Lax; Max-Age=0; Secure"
         );
     }
 }

@@ -538,6 +538,19 @@ enum Step<T> {
     Missing,
 }
 
+#[cfg(test)]
+impl AccountStore {
+    /// A guest account named `P<n>` (its device `device-<n>`), for the
+    /// tests of the stores on this database.
+    pub(crate) async fn test_guest(&self, n: u8) -> Uuid {
+        let id = Uuid::new_v4();
+        let (name, skeleton, device) = (format!("P{n}"), format!("p{n}"), format!("device-{n}"));
+        let new = NewGuest { id, name: &name, skeleton: &skeleton, device_hash: &device, now_ms: 1 };
+        assert_eq!(self.create_guest(&new).await.unwrap(), Created::Made);
+        id
+    }
+}
+
 /// The same SQL for both databases (`$n` placeholders work in both).
 macro_rules! backend {
     ($module:ident, $pool:ty, $conn:ty) => {

@@ -192,20 +192,12 @@ backend!(pg, sqlx::postgres::PgPool);
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::storage::{AccountStore, NewGuest};
-
-    async fn account(store: &AccountStore, n: u8) -> Uuid {
-        let id = Uuid::new_v4();
-        let (name, skeleton, device) = (format!("P{n}"), format!("p{n}"), format!("device-{n}"));
-        let new = NewGuest { id, name: &name, skeleton: &skeleton, device_hash: &device, now_ms: 1 };
-        store.create_guest(&new).await.unwrap();
-        id
-    }
+    use crate::storage::AccountStore;
 
     #[tokio::test]
     async fn a_ceremony_is_taken_once_by_its_kind_and_account_before_it_runs_out() {
         let store = AccountStore::memory();
-        let (ann, bo) = (account(&store, 1).await, account(&store, 2).await);
+        let (ann, bo) = (store.test_guest(1).await, store.test_guest(2).await);
         let ceremonies = store.ceremonies();
         let ceremony =
             |account| Ceremony { kind: CeremonyKind::PasskeyRegister, account, state: "{}".into() };

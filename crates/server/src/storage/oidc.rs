@@ -329,7 +329,7 @@ backend!(pg, sqlx::postgres::PgPool);
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::storage::{AccountStore, NewGuest};
+    use crate::storage::AccountStore;
 
     fn identity(account: Uuid, subject: &str) -> OidcIdentityRow {
         OidcIdentityRow {
@@ -347,9 +347,7 @@ mod tests {
     #[tokio::test]
     async fn an_identity_belongs_to_one_account_and_makes_one_at_most() {
         let store = AccountStore::memory();
-        let ann = Uuid::new_v4();
-        let guest = NewGuest { id: ann, name: "Ann", skeleton: "ann", device_hash: "d1", now_ms: 1 };
-        store.create_guest(&guest).await.unwrap();
+        let ann = store.test_guest(1).await;
         let oidc = store.oidc();
         let first = identity(ann, "sub-1");
         assert_eq!(oidc.link(&first).await.unwrap(), Linked::Done);

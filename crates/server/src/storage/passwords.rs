@@ -193,20 +193,12 @@ backend!(pg, sqlx::postgres::PgPool);
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::storage::{AccountStore, NewGuest};
-
-    async fn account(store: &AccountStore, n: u8) -> Uuid {
-        let id = Uuid::new_v4();
-        let (name, skeleton, device) = (format!("P{n}"), format!("p{n}"), format!("device-{n}"));
-        let new = NewGuest { id, name: &name, skeleton: &skeleton, device_hash: &device, now_ms: 1 };
-        store.create_guest(&new).await.unwrap();
-        id
-    }
+    use crate::storage::AccountStore;
 
     #[tokio::test]
     async fn a_password_is_set_replaced_used_and_removed() {
         let store = AccountStore::memory();
-        let (ann, bo) = (account(&store, 1).await, account(&store, 2).await);
+        let (ann, bo) = (store.test_guest(1).await, store.test_guest(2).await);
         let passwords = store.passwords();
         assert!(passwords.get(ann).await.unwrap().is_none());
         assert!(!passwords.set(ann, "$argon2id$first", 10).await.unwrap(), "a first password replaces none");

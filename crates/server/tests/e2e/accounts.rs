@@ -469,15 +469,7 @@ async fn no_session_token_device_secret_or_password_reaches_the_log() {
         .unwrap();
     let http = reqwest::Client::new();
     let url = |path: &str| format!("http://{addr}{path}");
-    let mut up = false;
-    for _ in 0..200 {
-        if http.get(url("/readyz")).send().await.is_ok_and(|r| r.status() == 200) {
-            up = true;
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    assert!(up, "the server did not start");
+    assert!(ready(&http, &format!("http://{addr}")).await, "the server did not start");
     let (browser, native) = (secret(77), secret(78));
     let a = send(
         http.post(url("/api/v1/accounts/guest")).json(&json!({"device_secret": browser, "name": "Ann"})),

@@ -38,6 +38,18 @@ pub fn test_config() -> Config {
     config
 }
 
+/// Whether the server at `base` (`http://host:port`) answers `/readyz`
+/// with 200 within ten seconds.
+pub async fn ready(http: &reqwest::Client, base: &str) -> bool {
+    for _ in 0..200 {
+        if http.get(format!("{base}/readyz")).send().await.is_ok_and(|r| r.status() == 200) {
+            return true;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    false
+}
+
 pub async fn spawn_server(config: Config) -> TestServer {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();

@@ -19,6 +19,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
+use crate::accounts::secret;
 use crate::helpers::*;
 use crate::services::missing;
 
@@ -117,13 +118,35 @@ async fn server_on(
     let task = tokio::spawn(spades_server::serve(listener, config, shutdown.clone()));
     let server = TestServer { addr, shutdown, task, http: reqwest::Client::new() };
     // Ready once it answers (the providers are discovered first).
-    for _ in 0..200 {
-        if server.http.get(server.url("/readyz")).send().await.is_ok() {
+    assert!(ready(&server.http, &format!("http://{addr}")).await, "the server did not start");
+    server
+}
+
+/// The sign-in methods of the server at `public` once provider `club` is
+/// available there (it is discovered again every second), or after ten
+/// seconds.
+async fn discovered(public: &str) -> Value {
+    let mut browser = Browser::new();
+    let mut methods = Value::Null;
+    for _ in 0..100 {
+        methods = browser.json(&format!("{public}/api/v1/sign-in/methods")).await.1;
+        if methods["providers"][0]["available"] == json!(true) {
             break;
         }
-        tokio::time::sleep(Duration::from_millis(50)).await;
+        tokio::time::sleep(Duration::from_millis(100)).await;
     }
-    server
+    methods
+}
+
+/// A server with provider `club`, the provider, and the server's public
+/// address, once the server has discovered the provider.
+async fn with_provider() -> (TestServer, String, Provider) {
+    let port = free_port();
+    let (server, public) = server_with(&format!("http://localhost:{port}"), 1).await;
+    let provider = Provider::start(port, &public);
+    let methods = discovered(&public).await;
+    assert_eq!(methods["providers"][0]["available"], json!(true), "{methods}");
+    (server, public, provider)
 }
 
 /// A browser: follows nothing by itself, keeps cookies by name.
@@ -143,6 +166,17 @@ impl Browser {
     fn new() -> Browser {
         let http = reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).build().unwrap();
         Browser { http, cookies: BTreeMap::new() }
+    }
+
+    /// A browser signed in (the cookie) as a new guest named `name`, of
+    /// device `n`.
+    async fn guest(public: &str, n: u32, name: &str) -> Browser {
+        let mut browser = Browser::new();
+        let url = format!("{public}/api/v1/accounts/guest");
+        let req = browser.http.post(&url).json(&json!({"device_secret": secret(n), "name": name}));
+        let made = browser.send(&url, req).await;
+        assert_eq!(made.status, 201, "{}", made.body);
+        browser
     }
 
     fn cookie_header(&self) -> String {
@@ -239,14 +273,7 @@ async fn a_first_sign_in_makes_an_account_and_the_next_finds_it() {
     let _provider = Provider::start(port, &public);
     let mut browser = Browser::new();
     // Discovered on a retry, once the provider answers.
-    let mut methods = Value::Null;
-    for _ in 0..100 {
-        methods = browser.json(&format!("{public}/api/v1/sign-in/methods")).await.1;
-        if methods["providers"][0]["available"] == json!(true) {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    let methods = discovered(&public).await;
     assert_eq!(
         methods["providers"],
         json!([{"id": "club", "label": "Sign in with the Club", "available": true}]),
@@ -288,19 +315,8 @@ async fn a_guest_links_an_identity_and_one_of_another_account_is_refused() {
     if !provider_here() {
         return;
     }
-    let port = free_port();
-    let (server, public) = server_with(&format!("http://localhost:{port}"), 1).await;
-    let _provider = Provider::start(port, &public);
-    tokio::time::sleep(Duration::from_millis(1500)).await;
-    let guest = |n: u32, name: &str| {
-        let body = json!({"device_secret": format!("{n:08}-{}", "Qw_e".repeat(9)), "name": name});
-        server.http.post(format!("{public}/api/v1/accounts/guest")).json(&body).send()
-    };
-    let mut ann = Browser::new();
-    let made = guest(1, "Ann").await.unwrap();
-    let cookie = made.headers()["set-cookie"].to_str().unwrap().split(';').next().unwrap().to_owned();
-    let (name, value) = cookie.split_once('=').unwrap();
-    ann.cookies.insert(name.into(), value.into());
+    let (server, public, _provider) = with_provider().await;
+    let mut ann = Browser::guest(&public, 1, "Ann").await;
     let ann_id = ann.json(&format!("{public}/api/v1/me")).await.1["account"]["id"].clone();
 
     assert_eq!(ann.sign_in(&public, "bob", true).await, format!("{public}/?oidc=linked#/me"));
@@ -313,11 +329,7 @@ async fn a_guest_links_an_identity_and_one_of_another_account_is_refused() {
     assert_eq!(elsewhere.json(&format!("{public}/api/v1/me")).await.1["account"]["id"], ann_id);
 
     // Cy, another guest, cannot take it: refused, nothing merged.
-    let mut cy = Browser::new();
-    let made = guest(2, "Cy").await.unwrap();
-    let cookie = made.headers()["set-cookie"].to_str().unwrap().split(';').next().unwrap().to_owned();
-    let (name, value) = cookie.split_once('=').unwrap();
-    cy.cookies.insert(name.into(), value.into());
+    let mut cy = Browser::guest(&public, 2, "Cy").await;
     assert_eq!(cy.sign_in(&public, "bob", true).await, format!("{public}/?oidc_error=taken#/me"));
     let (_, cy_ways) = cy.json(&format!("{public}/api/v1/me/identities")).await;
     assert_eq!(cy_ways.as_array().unwrap().len(), 1, "Cy has only its device: {cy_ways}");
@@ -331,11 +343,7 @@ async fn a_guest_links_an_identity_and_one_of_another_account_is_refused() {
         .header("sec-fetch-site", "cross-site");
     let got = ann.send(&format!("{public}/api/v1/oidc/club/start"), req).await;
     assert_eq!(got.location.unwrap(), format!("{public}/?oidc_error=cross_site#/me"));
-    let mut leaving = Browser::new();
-    let made = guest(3, "Leaver").await.unwrap();
-    let cookie = made.headers()["set-cookie"].to_str().unwrap().split(';').next().unwrap().to_owned();
-    let (name, value) = cookie.split_once('=').unwrap();
-    leaving.cookies.insert(name.into(), value.into());
+    let mut leaving = Browser::guest(&public, 3, "Leaver").await;
     let callback = format!("{public}/api/v1/oidc/club/callback");
     let start = format!("{public}/api/v1/oidc/club/start?link=true");
     let answer = leaving.through_provider(&start, "gina", &callback).await;
@@ -375,10 +383,7 @@ async fn a_wrong_state_a_replayed_callback_and_a_replayed_code_sign_nobody_in() 
     if !provider_here() {
         return;
     }
-    let port = free_port();
-    let (server, public) = server_with(&format!("http://localhost:{port}"), 1).await;
-    let _provider = Provider::start(port, &public);
-    tokio::time::sleep(Duration::from_millis(1500)).await;
+    let (server, public, _provider) = with_provider().await;
     let callback = format!("{public}/api/v1/oidc/club/callback");
     let start = format!("{public}/api/v1/oidc/club/start");
 
@@ -479,15 +484,7 @@ async fn no_client_secret_code_or_state_reaches_the_log() {
         .spawn()
         .unwrap();
     let http = reqwest::Client::new();
-    let mut up = false;
-    for _ in 0..200 {
-        if http.get(format!("{public}/readyz")).send().await.is_ok_and(|r| r.status() == 200) {
-            up = true;
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    assert!(up, "the server did not start");
+    assert!(ready(&http, &public).await, "the server did not start");
     let mut browser = Browser::new();
     let callback = format!("{public}/api/v1/oidc/club/callback");
     let answer =
