@@ -134,6 +134,14 @@ pub struct Me {
     pub account: Account,
     /// This request's session.
     pub session: SessionInfo,
+    /// Whether the account is an operator (the operator page at `/admin`
+    /// is theirs).
+    #[serde(default)]
+    pub operator: bool,
+    /// The sanctions that hold the account now (a suspension, a ban, a
+    /// mute), with the reason the operator gave.
+    #[serde(default)]
+    pub restrictions: Vec<crate::Restriction>,
 }
 
 /// `PATCH /api/v1/me`: a new display name.

@@ -26,6 +26,7 @@ use uuid::Uuid;
 
 mod accounts;
 mod change;
+mod moderation;
 mod read;
 
 pub use accounts::{
@@ -34,6 +35,10 @@ pub use accounts::{
     RenameAccount, SessionDelivery, SessionInfo, SetPassword, SignInMethods, SignedIn,
 };
 pub use change::{ApplyError, Change, ClockChange, Deal};
+pub use moderation::{
+    AccountDossier, AccountRef, AuditAction, AuditEntry, LiftSanction, Lifted, ModeratedAccount, NewSanction,
+    OperatorChange, Restriction, Sanction, SanctionKind,
+};
 pub use read::{Field, Refusal};
 pub use spades_engine;
 pub use uuid;
@@ -676,11 +681,24 @@ pub enum ErrorCode {
     /// REST: the OpenID provider cannot be reached now (503); the server
     /// tries again by itself.
     ProviderUnavailable,
+    /// The signed-in account is suspended until a time (the message says
+    /// until when and why): it may not create a table, sit, chat or watch
+    /// signed in (403 over REST).
+    Suspended,
+    /// The signed-in account is banned (the message says why): as
+    /// `suspended`, with no end (403 over REST).
+    Banned,
+    /// Chat: the signed-in account is muted (the message says until when
+    /// and why).
+    Muted,
+    /// REST: the route is for operators only, and this account is not one
+    /// (403).
+    NotOperator,
 }
 
 impl ErrorCode {
     /// Every code, in declaration order.
-    pub const ALL: [ErrorCode; 49] = [
+    pub const ALL: [ErrorCode; 53] = [
         ErrorCode::BadMessage,
         ErrorCode::FrameTooLarge,
         ErrorCode::RateLimited,
@@ -730,6 +748,10 @@ impl ErrorCode {
         ErrorCode::WrongPassword,
         ErrorCode::LastSignIn,
         ErrorCode::ProviderUnavailable,
+        ErrorCode::Suspended,
+        ErrorCode::Banned,
+        ErrorCode::Muted,
+        ErrorCode::NotOperator,
     ];
 
     /// The code as it appears on the wire, e.g. `"must_follow_suit"`.
@@ -784,6 +806,10 @@ impl ErrorCode {
             ErrorCode::WrongPassword => "wrong_password",
             ErrorCode::LastSignIn => "last_sign_in",
             ErrorCode::ProviderUnavailable => "provider_unavailable",
+            ErrorCode::Suspended => "suspended",
+            ErrorCode::Banned => "banned",
+            ErrorCode::Muted => "muted",
+            ErrorCode::NotOperator => "not_operator",
         }
     }
 

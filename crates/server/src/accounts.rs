@@ -473,6 +473,15 @@ impl Accounts {
         self.store.sessions(who.account.id, now_ms()).await.map_err(|e| storage(&e))
     }
 
+    /// The sessions of any account that have not expired (an operator's
+    /// view).
+    ///
+    /// # Errors
+    /// Storage.
+    pub async fn sessions_of(&self, account: Uuid) -> Result<Vec<SessionRow>, AppError> {
+        self.store.sessions(account, now_ms()).await.map_err(|e| storage(&e))
+    }
+
     /// Signs out one of the account's sessions (`Some`), or all (`None`),
     /// and closes their connections on this node and (announced) on every
     /// other node of a cluster. Returns the sessions ended.

@@ -32,7 +32,7 @@ use crate::error::AppError;
 use crate::headers::{Defences, defences};
 use crate::state::{AppState, Shared};
 use crate::storage::{Journal, StoreOptions};
-use crate::{openapi, people, rest, web, ws};
+use crate::{admin, openapi, people, rest, web, ws};
 
 /// Opens the event log the configuration names.
 ///
@@ -81,6 +81,7 @@ pub fn router(state: AppState) -> Router {
         .service(
             rest::routes()
                 .merge(people::routes())
+                .merge(admin::routes())
                 .route("/openapi.json", get(openapi::json))
                 .with_state(Arc::clone(&state)),
         );
@@ -212,6 +213,7 @@ pub async fn serve_with(
     let leases = match &state.cluster {
         Some(c) => {
             cluster::serve_sessions(c, &state.accounts).await?;
+            cluster::serve_bars(c, &state.moderation).await?;
             Some(cluster::start(&state.hosting, c).await?)
         }
         None => {

@@ -26,13 +26,13 @@ use std::net::{IpAddr, SocketAddr};
 use std::time::Duration;
 
 use axum::body::Bytes;
-use axum::extract::{ConnectInfo, FromRequest, FromRequestParts, Request};
+use axum::extract::{ConnectInfo, FromRequest, FromRequestParts, Query, Request};
 use axum::http::request::Parts;
 use axum::http::{HeaderMap, StatusCode, header};
 use serde::de::DeserializeOwned;
 use spades_protocol::{
-    AddPasskey, CreateTable, ErrorCode, GuestSignIn, NewSession, PasskeySignIn, PasswordSignIn,
-    RenameAccount, SetPassword,
+    AddPasskey, CreateTable, ErrorCode, GuestSignIn, LiftSanction, NewSanction, NewSession, OperatorChange,
+    PasskeySignIn, PasswordSignIn, RenameAccount, SetPassword,
 };
 
 use crate::accounts::SignedIn;
@@ -250,6 +250,25 @@ impl JsonRequest for RenameAccount {
     const EXAMPLE: &'static str = "{\"name\": \"Ann\"}";
 }
 
+impl JsonRequest for NewSanction {
+    const NOUN: &'static str = "sanction";
+    const A_NOUN: &'static str = "a sanction";
+    const EXAMPLE: &'static str =
+        "{\"kind\": \"suspend\", \"reason\": \"abuse in chat\", \"until\": 1796753159000}";
+}
+
+impl JsonRequest for LiftSanction {
+    const NOUN: &'static str = "lifting";
+    const A_NOUN: &'static str = "a lifting";
+    const EXAMPLE: &'static str = "{\"reason\": \"appeal accepted\"}";
+}
+
+impl JsonRequest for OperatorChange {
+    const NOUN: &'static str = "operator change";
+    const A_NOUN: &'static str = "an operator change";
+    const EXAMPLE: &'static str = "{\"operator\": true, \"reason\": \"runs the Tuesday club\"}";
+}
+
 /// The name of the session cookie.
 pub const SESSION_COOKIE: &str = "spades_session";
 
@@ -339,6 +358,40 @@ async fn session_of(state: &AppState, presented: Presented) -> Result<SignedIn, 
             ErrorCode::Unauthorized,
             "the Authorization header must be \"Bearer\" and a session token",
         )),
+    }
+}
+
+/// The request of an operator: from no other site, signed in, and the
+/// account an operator. Refused: 403 `bad_message` for a request another
+/// site's page made (an `Origin` other than this server's own, whatever
+/// `server.allowed_origins` says, or a `Sec-Fetch-Site` other than
+/// `same-origin` or `none`), 401 `unauthorized` without a session, 403
+/// `not_operator` for an account that is not an operator. Read from the
+/// store at every request, so a revoked role counts at once.
+#[derive(Debug)]
+pub struct Operator(pub SignedIn);
+
+impl FromRequestParts<AppState> for Operator {
+    type Rejection = AppError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, AppError> {
+        let fetched_here = parts
+            .headers
+            .get("sec-fetch-site")
+            .and_then(|v| v.to_str().ok())
+            .is_none_or(|site| site == "same-origin" || site == "none");
+        if !fetched_here || !origin_allowed(&parts.headers, &[]) {
+            return Err(AppError::new(
+                ErrorCode::BadMessage,
+                "operator routes answer only this server's own pages and clients that are not browsers",
+            )
+            .with_status(StatusCode::FORBIDDEN));
+        }
+        let who = signed(state, &parts.headers).await?;
+        if !state.moderation.is_operator(who.account.id).await? {
+            return Err(AppError::new(ErrorCode::NotOperator, "this is for the server's operators only"));
+        }
+        Ok(Operator(who))
     }
 }
 
@@ -496,6 +549,51 @@ pub fn is_json(headers: &HeaderMap) -> bool {
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.split(';').next())
         .is_some_and(|essence| essence.trim().eq_ignore_ascii_case("application/json"))
+}
+
+/// A query string as read, or why it could not be.
+pub type RawQuery = Result<Query<Vec<(String, String)>>, axum::extract::rejection::QueryRejection>;
+
+/// A refused query string: 400, `bad_message`.
+pub fn bad_query(message: impl Into<String>) -> AppError {
+    AppError::new(ErrorCode::BadMessage, message)
+}
+
+/// The query's pairs, each of a `known` name and given once.
+pub fn query_pairs(query: RawQuery, known: &[&str]) -> Result<Vec<(String, String)>, AppError> {
+    let Query(pairs) =
+        query.map_err(|_| bad_query("the query string could not be read: it must be URL-encoded UTF-8"))?;
+    for (i, (name, _)) in pairs.iter().enumerate() {
+        let shown: String = name.chars().take(32).filter(|c| !c.is_control()).collect();
+        if !known.contains(&name.as_str()) {
+            return Err(bad_query(format!(
+                "unknown parameter \"{shown}\": the parameters are {}",
+                known.join(", ")
+            )));
+        }
+        if pairs[..i].iter().any(|(earlier, _)| earlier == name) {
+            return Err(bad_query(format!("the parameter \"{shown}\" is given twice")));
+        }
+    }
+    Ok(pairs)
+}
+
+/// The parameter `name`'s `true` or `false`.
+pub fn bool_of(name: &str, value: &str) -> Result<bool, AppError> {
+    match value {
+        "true" => Ok(true),
+        "false" => Ok(false),
+        _ => Err(bad_query(format!("{name} must be true or false"))),
+    }
+}
+
+/// A `limit` of 1..=`max`.
+pub fn limit_of(value: &str, max: usize) -> Result<usize, AppError> {
+    value
+        .parse::<usize>()
+        .ok()
+        .filter(|n| (1..=max).contains(n))
+        .ok_or_else(|| bad_query(format!("limit must be a whole number from 1 to {max}")))
 }
 
 #[cfg(test)]

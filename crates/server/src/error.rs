@@ -83,7 +83,11 @@ impl AppError {
             ErrorCode::InvalidToken => StatusCode::FORBIDDEN,
             ErrorCode::Unauthorized => StatusCode::UNAUTHORIZED,
             ErrorCode::NameTaken | ErrorCode::LastSignIn => StatusCode::CONFLICT,
-            ErrorCode::WrongPassword => StatusCode::FORBIDDEN,
+            ErrorCode::WrongPassword
+            | ErrorCode::Suspended
+            | ErrorCode::Banned
+            | ErrorCode::Muted
+            | ErrorCode::NotOperator => StatusCode::FORBIDDEN,
             _ => StatusCode::BAD_REQUEST,
         }
     }

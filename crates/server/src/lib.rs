@@ -33,12 +33,14 @@ pub mod cluster;
 pub mod directory;
 pub mod hosting;
 pub mod identities;
+pub mod moderation;
 pub mod oidc;
 pub mod passkeys;
 pub mod passwords;
 pub mod state;
 
 // Transports.
+pub mod admin;
 pub mod boundary;
 pub mod headers;
 pub mod openapi;

@@ -24,6 +24,40 @@ struct Cli {
     /// container health checks.
     #[arg(long)]
     healthcheck: bool,
+    #[command(subcommand)]
+    command: Option<Command>,
+}
+
+#[derive(Debug, clap::Subcommand)]
+enum Command {
+    /// Operators, run on the server's machine against its store (the
+    /// server may be running): the first operator is made here.
+    Admin {
+        #[command(subcommand)]
+        action: Admin,
+    },
+}
+
+#[derive(Debug, clap::Subcommand)]
+enum Admin {
+    /// Makes the account that goes by NAME an operator.
+    Grant {
+        /// The account's display name (case and look-alikes aside).
+        name: String,
+        /// Why, for the audit log.
+        #[arg(long, default_value = "granted on the server's command line")]
+        reason: String,
+    },
+    /// Takes the operator role from the account that goes by NAME.
+    Revoke {
+        /// The account's display name (case and look-alikes aside).
+        name: String,
+        /// Why, for the audit log.
+        #[arg(long, default_value = "revoked on the server's command line")]
+        reason: String,
+    },
+    /// Lists the operators.
+    List,
 }
 
 fn main() -> anyhow::Result<()> {
@@ -42,6 +76,20 @@ fn main() -> anyhow::Result<()> {
     if cli.healthcheck {
         std::process::exit(if healthcheck(&config) { 0 } else { 1 });
     }
+    if let Some(Command::Admin { action }) = cli.command {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .context("starting the runtime")?;
+        match runtime.block_on(admin(&config, action)) {
+            Ok(said) => println!("{said}"),
+            Err(e) => {
+                eprintln!("spades-server: {e}");
+                std::process::exit(1);
+            }
+        }
+        return Ok(());
+    }
     let filter = match config.log.env_filter(std::env::var(RUST_LOG).ok().as_deref()) {
         Ok(f) => f,
         Err(e) => {
@@ -59,6 +107,36 @@ fn main() -> anyhow::Result<()> {
 
 /// GET /healthz on the configured port over loopback, with a short
 /// timeout; no HTTP client needed.
+/// `spades-server admin …`: what to print, or why it failed.
+async fn admin(config: &Config, action: Admin) -> Result<String, String> {
+    use spades_server::accounts::Accounts;
+    if config.storage.in_memory {
+        return Err("storage.in_memory is set: the server keeps no operators between runs".into());
+    }
+    let journal = spades_server::app::open_journal(config).await.map_err(|e| format!("{e:#}"))?;
+    let store = journal.accounts().moderation();
+    let accounts = Accounts::new(journal.accounts(), config.accounts.clone());
+    match action {
+        Admin::Grant { name, reason } => {
+            spades_server::moderation::command_line(&accounts, &store, true, &name, &reason).await
+        }
+        Admin::Revoke { name, reason } => {
+            spades_server::moderation::command_line(&accounts, &store, false, &name, &reason).await
+        }
+        Admin::List => {
+            let operators = store.operators().await.map_err(|e| e.to_string())?;
+            if operators.is_empty() {
+                return Ok("no operators yet: `spades-server admin grant NAME` makes one".into());
+            }
+            Ok(operators
+                .iter()
+                .map(|o| format!("{} ({})", o.account.name, o.account.id))
+                .collect::<Vec<_>>()
+                .join("\n"))
+        }
+    }
+}
+
 fn healthcheck(config: &Config) -> bool {
     use std::io::{Read, Write};
     use std::time::Duration;

@@ -10,7 +10,7 @@ use spades_protocol::{ClientFrame, ClientMessage, ServerMessage, TableView};
 use utoipa::OpenApi;
 
 use crate::error::AppError;
-use crate::{people, rest};
+use crate::{admin, people, rest};
 
 /// The REST API, plus the WebSocket message types as components.
 #[derive(OpenApi)]
@@ -52,6 +52,13 @@ use crate::{people, rest};
         people::unlink_oidc,
         people::sign_out_everywhere,
         people::sign_out,
+        admin::find_accounts,
+        admin::dossier,
+        admin::add_sanction,
+        admin::lift_sanction,
+        admin::set_operator,
+        admin::operators,
+        admin::audit,
     ),
     modifiers(&SessionSchemes),
     components(schemas(ClientFrame, ClientMessage, ServerMessage, TableView)),
@@ -60,6 +67,7 @@ use crate::{people, rest};
         (name = "matches", description = "Records of matches from the event log"),
         (name = "operations", description = "Health, readiness and metrics"),
         (name = "accounts", description = "Guest accounts, display names and sessions"),
+        (name = "moderation", description = "Operators only: accounts, sanctions and the audit log"),
     )
 )]
 struct ApiDoc;

@@ -164,18 +164,20 @@ pub async fn suggest_name(State(state): State<AppState>) -> Result<Response, App
     tag = "accounts",
     security(("session_cookie" = []), ("bearer" = [])),
     responses(
-        (status = 200, description = "The account and this session", body = Me),
+        (status = 200, description = "The account, this session, whether the account is an operator and what sanctions hold it now", body = Me),
         (status = 401, description = "No session, or one that expired or was signed out (`unauthorized`)", body = ApiError),
         (status = 429, description = "Too many requests from this address (`rate_limited`; see `Retry-After`)", body = ApiError),
         (status = 503, description = "Accounts cannot be read right now (`storage_unavailable`), or the server is too busy (`capacity`, `internal`)", body = ApiError),
     )
 )]
-pub async fn me(State(state): State<AppState>, Signed(who): Signed) -> Response {
+pub async fn me(State(state): State<AppState>, Signed(who): Signed) -> Result<Response, AppError> {
     let body = Me {
         account: state.accounts.account_view(&who.account),
         session: Accounts::session_view(&who.session, who.session.id),
+        operator: state.moderation.is_operator(who.account.id).await?,
+        restrictions: state.moderation.restrictions(who.account.id).await?,
     };
-    no_store(Json(body).into_response())
+    Ok(no_store(Json(body).into_response()))
 }
 
 /// A new display name for the signed-in account.

@@ -1,6 +1,6 @@
 //! REST: create and list tables, one table's status, health.
 
-use axum::extract::{DefaultBodyLimit, Path, Query, Request, State};
+use axum::extract::{DefaultBodyLimit, Path, Request, State};
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
@@ -13,7 +13,8 @@ use spades_protocol::{
 use uuid::Uuid;
 
 use crate::boundary::{
-    BrowserOrigin, JsonBody, MAX_BODY_BYTES, NewTables, PerAddress, TableCreation, cleaned_name, is_json,
+    BrowserOrigin, JsonBody, MAX_BODY_BYTES, NewTables, PerAddress, RawQuery, TableCreation, bad_query,
+    bool_of, cleaned_name, is_json, limit_of, query_pairs,
 };
 use crate::error::AppError;
 use crate::state::AppState;
@@ -88,7 +89,7 @@ pub async fn json_errors(req: Request, next: Next) -> Response {
         (status = 201, description = "The table and its owner token", body = CreatedTable),
         (status = 400, description = "Invalid options or name", body = ApiError),
         (status = 401, description = "A bearer token of no live session, or a malformed `Authorization` header (`unauthorized`); a stale session cookie is ignored", body = ApiError),
-        (status = 403, description = "A browser page of an origin that is neither this server's nor allowed (`bad_message`)", body = ApiError),
+        (status = 403, description = "A browser page of an origin that is neither this server's nor allowed (`bad_message`), or the signed-in account is suspended (`suspended`) or banned (`banned`); the message says until when and why", body = ApiError),
         (status = 413, description = "A body over 16 KiB (`bad_message`)", body = ApiError),
         (status = 415, description = "A body that is not `Content-Type: application/json` (`bad_message`)", body = ApiError),
         (status = 429, description = "Too many new tables or requests from this address (`rate_limited`; see `Retry-After`)", body = ApiError),
@@ -103,6 +104,9 @@ async fn create_table(
 ) -> Result<(StatusCode, Json<CreatedTable>), AppError> {
     // A signed-in creator owns the table by account too.
     let owner = crate::boundary::signed_if_any(&state, &headers).await?.map(|s| s.account.id);
+    if let Some(owner) = owner {
+        state.moderation.may_play(owner).await?;
+    }
     req.options.rules.check().map_err(|e| AppError::new(ErrorCode::InvalidOptions, e.to_string()))?;
     let name = match req.name.as_deref() {
         None => "Table".to_owned(),
@@ -130,49 +134,6 @@ const MAX_TABLES_LISTED: usize = 1000;
 
 /// The most matches one list holds.
 const MAX_MATCHES_LISTED: usize = 200;
-
-type RawQuery = Result<Query<Vec<(String, String)>>, axum::extract::rejection::QueryRejection>;
-
-fn bad_query(message: impl Into<String>) -> AppError {
-    AppError::new(ErrorCode::BadMessage, message)
-}
-
-/// The query's pairs, each of a `known` name and given once.
-fn query_pairs(query: RawQuery, known: &[&str]) -> Result<Vec<(String, String)>, AppError> {
-    let Query(pairs) =
-        query.map_err(|_| bad_query("the query string could not be read: it must be URL-encoded UTF-8"))?;
-    for (i, (name, _)) in pairs.iter().enumerate() {
-        let shown: String = name.chars().take(32).filter(|c| !c.is_control()).collect();
-        if !known.contains(&name.as_str()) {
-            return Err(bad_query(format!(
-                "unknown parameter \"{shown}\": the parameters are {}",
-                known.join(", ")
-            )));
-        }
-        if pairs[..i].iter().any(|(earlier, _)| earlier == name) {
-            return Err(bad_query(format!("the parameter \"{shown}\" is given twice")));
-        }
-    }
-    Ok(pairs)
-}
-
-/// The parameter `name`'s `true` or `false`.
-fn bool_of(name: &str, value: &str) -> Result<bool, AppError> {
-    match value {
-        "true" => Ok(true),
-        "false" => Ok(false),
-        _ => Err(bad_query(format!("{name} must be true or false"))),
-    }
-}
-
-/// A `limit` of 1..=`max`.
-fn limit_of(value: &str, max: usize) -> Result<usize, AppError> {
-    value
-        .parse::<usize>()
-        .ok()
-        .filter(|n| (1..=max).contains(n))
-        .ok_or_else(|| bad_query(format!("limit must be a whole number from 1 to {max}")))
-}
 
 impl ListQuery {
     fn parse(query: RawQuery) -> Result<ListQuery, AppError> {
@@ -452,6 +413,8 @@ async fn match_record(
 
 #[cfg(test)]
 mod tests {
+    use axum::extract::Query;
+
     use super::*;
 
     fn pairs(list: &[(&str, &str)]) -> RawQuery {

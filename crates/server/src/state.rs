@@ -19,6 +19,7 @@ use crate::config::{Cidr, Config};
 use crate::directory::Directory;
 use crate::hosting::Hosting;
 use crate::identities::Identities;
+use crate::moderation::Moderation;
 use crate::oidc::Oidc;
 use crate::passkeys::{Passkeys, relying_party};
 use crate::passwords::Passwords;
@@ -45,6 +46,8 @@ pub struct Shared {
     pub oidc: Arc<Oidc>,
     /// Every way into an account, listed and removed together.
     pub identities: Identities,
+    /// Operators, sanctions and the audit log.
+    pub moderation: Arc<Moderation>,
     /// Cancelled when the server shuts down.
     pub shutdown: CancellationToken,
     /// Tracks table and connection tasks, to wait for them on shutdown.
@@ -110,6 +113,7 @@ impl Shared {
             Arc::clone(&passwords),
             Arc::clone(&oidc),
         );
+        let moderation = Arc::new(Moderation::new(journal.accounts().moderation(), Arc::clone(&accounts)));
         Ok(Arc::new(Shared {
             config,
             hosting,
@@ -120,6 +124,7 @@ impl Shared {
             passwords,
             oidc,
             identities,
+            moderation,
             shutdown,
             tracker,
             connections: AtomicUsize::new(0),

@@ -42,6 +42,10 @@ pub const CLOSE_TABLE_CLOSED: u16 = 4003;
 pub const CLOSE_UNATTACHED: u16 = 4004;
 /// Close code: the connection's session was signed out or expired.
 pub const CLOSE_SIGNED_OUT: u16 = 4005;
+/// Close code: the connection's account was suspended or banned (an
+/// `error` frame, `suspended` or `banned`, says until when and why just
+/// before).
+pub const CLOSE_BARRED: u16 = 4006;
 /// Close code: the table let go of the connection for a reason of its own
 /// (standard "normal closure").
 pub const CLOSE_NORMAL: u16 = 1000;
@@ -224,6 +228,7 @@ impl Flow {
             Flow::Close(CLOSE_TABLE_MOVED, _) => "table_moved",
             Flow::Close(CLOSE_NORMAL, _) => "released",
             Flow::Close(CLOSE_SIGNED_OUT, _) => "signed_out",
+            Flow::Close(CLOSE_BARRED, _) => "barred",
             Flow::Close(CLOSE_PROTOCOL_ERROR | CLOSE_INVALID_DATA | CLOSE_TOO_BIG, _) => "protocol",
             Flow::Close(..) => "error",
         }
@@ -405,10 +410,20 @@ impl Connection {
             }
         };
         tokio::pin!(session_ended);
+        // Suspended or banned: the connection is told why and closes.
+        let account = self.signed.as_ref().map(|s| self.state.moderation.watch(s.account.id));
+        let barred = async {
+            match &account {
+                Some(watch) => watch.barred().cancelled().await,
+                None => std::future::pending().await,
+            }
+        };
+        tokio::pin!(barred);
         loop {
             let flow = tokio::select! {
                 () = &mut shutdown => Flow::going_away(),
                 () = &mut session_ended => Flow::close(CLOSE_SIGNED_OUT, "signed out: the session ended"),
+                () = &mut barred => self.barred(socket).await,
                 () = &mut attach_by, if self.table.is_none() => {
                     Flow::Close(CLOSE_UNATTACHED, Cow::Owned(format!("attach to a table within {attach_secs} s")))
                 }
@@ -469,6 +484,26 @@ impl Connection {
                 heartbeat.as_mut().reset(last_heard + self.heartbeat_limit(silence));
             }
         }
+    }
+
+    /// The account was suspended or banned: an `error` frame says until
+    /// when and why, then the connection closes.
+    async fn barred(&self, socket: &mut WebSocket) -> Flow {
+        let Some(signed) = &self.signed else { return Flow::Continue };
+        let said = match self.state.moderation.may_play(signed.account.id).await {
+            Err(e) if matches!(e.code, ErrorCode::Suspended | ErrorCode::Banned) => e,
+            // Lifted at once, or unreadable: closed all the same, and a
+            // new connection finds out.
+            _ => AppError::new(
+                ErrorCode::Suspended,
+                "your account was suspended: connect again to see whether it still is",
+            ),
+        };
+        if let Flow::Gone | Flow::Stuck = self.reply(socket, &error(None, said.code, &said.message)).await {
+            return Flow::Gone;
+        }
+        let why = if said.code == ErrorCode::Banned { "account banned" } else { "account suspended" };
+        Flow::close(CLOSE_BARRED, why)
     }
 
     /// How long a heartbeating client may be silent: three of its own ping
@@ -636,7 +671,16 @@ impl Connection {
                 return self.reply(socket, &ServerMessage::Ack { req }).await;
             }
             Route::Table(Act::Chat { text }) => match self.chat.admit(&text, Instant::now()) {
-                Ok(text) => Act::Chat { text },
+                Ok(text) => {
+                    // Muted, suspended or banned: read from the store at
+                    // every message, so a mute holds at once on every node.
+                    if let Some(signed) = &self.signed
+                        && let Err(e) = self.state.moderation.may_chat(signed.account.id).await
+                    {
+                        return self.reply(socket, &error(req, e.code, &e.message)).await;
+                    }
+                    Act::Chat { text }
+                }
                 Err(r) => return self.reply(socket, &error(req, r.code, &r.message)).await,
             },
             Route::Table(act) => act,
@@ -678,6 +722,12 @@ impl Connection {
             let err =
                 error(req, ErrorCode::AlreadyAttached, "this connection is already at a table: open another");
             return self.reply(socket, &err).await;
+        }
+        // A suspended or banned account may not sit or watch signed in.
+        if let Some(signed) = &self.signed
+            && let Err(e) = self.state.moderation.may_play(signed.account.id).await
+        {
+            return self.reply(socket, &error(req, e.code, &e.message)).await;
         }
         // A table (or relay) that stops with the request in its queue drops
         // it unanswered: it is asked again where the table runs now.

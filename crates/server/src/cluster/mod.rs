@@ -33,6 +33,7 @@ use crate::accounts::{Accounts, Announce};
 use crate::config::Config;
 use crate::error::AppError;
 use crate::hosting::{Hosting, Leasing};
+use crate::moderation::Moderation;
 use crate::storage::{Fence, Journal, Leases, NodeRow, Registered, TableCounts};
 use crate::table::TableHandle;
 
@@ -325,6 +326,39 @@ pub async fn serve_sessions(cluster: &Arc<Cluster>, accounts: &Arc<Accounts>) ->
         }
     });
     Ok(())
+}
+
+/// Closes this node's connections of accounts suspended or banned on any
+/// node: listens for [`crate::moderation::Announce`]ments.
+///
+/// # Errors
+/// When NATS refuses the subscription.
+pub async fn serve_bars(cluster: &Arc<Cluster>, moderation: &Arc<Moderation>) -> anyhow::Result<()> {
+    use futures_util::StreamExt;
+    let mut barred = cluster.nats.subscribe(cluster.subjects.accounts_barred()).await?;
+    moderation.announce_with(Arc::clone(cluster) as Arc<dyn crate::moderation::Announce>);
+    let moderation = Arc::clone(moderation);
+    tokio::spawn(async move {
+        while let Some(msg) = barred.next().await {
+            match wire::decode::<wire::AccountsBarred>(&msg.payload) {
+                Ok(notice) => notice.accounts.iter().for_each(|a| moderation.bar(*a)),
+                Err(e) => warn!(error = %e, "a suspension notice from another node was not read"),
+            }
+        }
+    });
+    Ok(())
+}
+
+impl crate::moderation::Announce for Cluster {
+    fn accounts_barred(&self, accounts: &[Uuid]) {
+        let payload = wire::encode(wire::AccountsBarred { accounts: accounts.to_vec() });
+        let (nats, subject) = (self.nats.clone(), self.subjects.accounts_barred());
+        tokio::spawn(async move {
+            if let Err(e) = nats.publish(subject, payload.into()).await {
+                warn!(error = %e, "a suspension could not be announced to the other nodes");
+            }
+        });
+    }
 }
 
 impl Announce for Cluster {

@@ -69,12 +69,24 @@ impl Subjects {
     pub fn sessions_ended(&self) -> String {
         format!("{}.sessions.ended", self.prefix)
     }
+
+    /// Accounts were suspended or banned: every node closes its
+    /// connections of them.
+    pub fn accounts_barred(&self) -> String {
+        format!("{}.accounts.barred", self.prefix)
+    }
 }
 
 /// Sessions signed out on one node (their ids, never their tokens).
 #[derive(Serialize, Deserialize, Debug, Clone, PartialEq, Eq)]
 pub(crate) struct SessionsEnded {
     pub sessions: Vec<Uuid>,
+}
+
+/// Accounts suspended or banned on one node (their ids).
+#[derive(Serialize, Deserialize, Debug, Clone, PartialEq, Eq)]
+pub(crate) struct AccountsBarred {
+    pub accounts: Vec<Uuid>,
 }
 
 /// A node runs a table it claimed, under this epoch. Only a hint: a relay
@@ -322,6 +334,9 @@ mod tests {
         assert_eq!(text, "{\"v\":2,\"msg\":{\"sessions\":[\"00000000-0000-0000-0000-000000000000\"]}}");
         assert_eq!(decode::<SessionsEnded>(text.as_bytes()).unwrap(), n);
         assert!(decode::<SessionsEnded>(b"{\"v\":2,\"msg\":{\"sessions\":[\"not a uuid\"]}}").is_err());
+        let n = AccountsBarred { accounts: vec![Uuid::nil()] };
+        assert_eq!(decode::<AccountsBarred>(&encode(&n)).unwrap(), n);
+        assert!(decode::<AccountsBarred>(b"{\"v\":2,\"msg\":{\"accounts\":[1]}}").is_err());
     }
 
     #[test]

@@ -170,11 +170,11 @@ pub(super) fn uuid_of(what: &str, s: &str) -> Result<Uuid, StorageError> {
     Uuid::parse_str(s).map_err(|_| StorageError::Database(format!("a stored {what} id is not a UUID: {s:?}")))
 }
 
-type AccountTuple = (String, String, i64, Option<i64>, String);
+pub(super) type AccountTuple = (String, String, i64, Option<i64>, String);
 type SessionTuple = (String, String, String, String, i64, i64, i64);
 type HolderTuple = (String, String, Option<i64>);
 
-fn account_of(row: AccountTuple) -> Result<AccountRow, StorageError> {
+pub(super) fn account_of(row: AccountTuple) -> Result<AccountRow, StorageError> {
     let (id, name, created_at, renamed_at, kind) = row;
     Ok(AccountRow {
         kind: if kind == "member" { AccountKind::Member } else { AccountKind::Guest },
@@ -203,7 +203,7 @@ fn holder_of(row: HolderTuple) -> Result<NameHolder, StorageError> {
     Ok(NameHolder { account: uuid_of("account", &account)?, name, kept_until_ms: kept_until.map(unms) })
 }
 
-const ACCOUNT_COLUMNS: &str = "id, name, created_at, renamed_at, kind";
+pub(super) const ACCOUNT_COLUMNS: &str = "id, name, created_at, renamed_at, kind";
 const SESSION_COLUMNS: &str =
     "s.id, s.account_id, s.client, s.address, s.created_at, s.last_used_at, s.expires_at";
 

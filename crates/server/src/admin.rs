@@ -1,0 +1,258 @@
+//! The `/api/v1/admin` routes: the operators' API. Every route takes the
+//! [`Operator`] extractor (same site, signed in, an operator: checked on
+//! every request) and every change names its reason; the rules and the
+//! audit log are `moderation.rs`'s.
+
+use axum::extract::{Path, State};
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post, put};
+use axum::{Json, Router};
+use spades_protocol::{
+    AccountDossier, ApiError, AuditEntry, ErrorCode, LiftSanction, ModeratedAccount, NewSanction,
+    OperatorChange, Sanction,
+};
+use uuid::Uuid;
+
+use crate::boundary::{JsonBody, Operator, RawQuery, bad_query, limit_of, query_pairs};
+use crate::error::AppError;
+use crate::state::AppState;
+use crate::storage::MatchPage;
+
+/// The most audit entries one page holds.
+const AUDIT_PAGE_MAX: usize = 200;
+
+/// The most recent matches an account's dossier lists.
+const DOSSIER_MATCHES: usize = 20;
+
+/// The routes, merged into `rest::routes` by `app.rs`.
+pub fn routes() -> Router<AppState> {
+    Router::new()
+        .route("/admin/accounts", get(find_accounts))
+        .route("/admin/accounts/{account}", get(dossier))
+        .route("/admin/accounts/{account}/sanctions", post(add_sanction))
+        .route("/admin/accounts/{account}/operator", put(set_operator))
+        .route("/admin/sanctions/{sanction}/lift", post(lift_sanction))
+        .route("/admin/operators", get(operators))
+        .route("/admin/audit", get(audit))
+}
+
+/// Operator answers are never cached.
+fn no_store(mut response: Response) -> Response {
+    response.headers_mut().insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    response
+}
+
+fn id_of(raw: &str, what: &str) -> Result<Uuid, AppError> {
+    Uuid::parse_str(raw).map_err(|_| AppError::new(ErrorCode::NotFound, format!("no {what} has this id")))
+}
+
+/// Accounts found by name: the name holds the text (case aside), or looks
+/// like it; or the account of an id.
+#[utoipa::path(
+    get,
+    path = "/api/v1/admin/accounts",
+    tag = "moderation",
+    security(("session_cookie" = []), ("bearer" = [])),
+    params(("q" = String, Query, description = "A part of a name (case aside), a whole name (look-alikes found too), or an account's id")),
+    responses(
+        (status = 200, description = "At most 50 accounts, by name, each with whether it is an operator and the sanctions that hold it", body = Vec<ModeratedAccount>),
+        (status = 400, description = "No `q`, an empty one, or another parameter (`bad_message`)", body = ApiError),
+        (status = 401, description = "No session, or one that expired or was signed out (`unauthorized`)", body = ApiError),
+        (status = 403, description = "Not an operator (`not_operator`), or a request another site's page made (`bad_message`)", body = ApiError),
+    )
+)]
+pub async fn find_accounts(
+    State(state): State<AppState>,
+    _: Operator,
+    query: RawQuery,
+) -> Result<Response, AppError> {
+    let pairs = query_pairs(query, &["q"])?;
+    let q = pairs.into_iter().next().map(|(_, v)| v).unwrap_or_default();
+    if q.trim().is_empty() || q.chars().count() > 100 {
+        return Err(bad_query("q must be 1 to 100 characters: a part of a name, or an account's id"));
+    }
+    let mut found = Vec::new();
+    for account in state.moderation.find(&q).await? {
+        found.push(state.moderation.moderated(account).await?);
+    }
+    Ok(no_store(Json(found).into_response()))
+}
+
+/// One account: whether it is an operator, every sanction it has had,
+/// its sessions and its recent matches.
+#[utoipa::path(
+    get,
+    path = "/api/v1/admin/accounts/{account}",
+    tag = "moderation",
+    security(("session_cookie" = []), ("bearer" = [])),
+    params(("account" = String, Path, description = "The account's id")),
+    responses(
+        (status = 200, description = "The account's dossier", body = AccountDossier),
+        (status = 401, description = "No session, or one that expired or was signed out (`unauthorized`)", body = ApiError),
+        (status = 403, description = "Not an operator (`not_operator`), or a request another site's page made (`bad_message`)", body = ApiError),
+        (status = 404, description = "No account has this id (`not_found`)", body = ApiError),
+    )
+)]
+pub async fn dossier(
+    State(state): State<AppState>,
+    Path(account): Path<String>,
+    _: Operator,
+) -> Result<Response, AppError> {
+    let account = state.moderation.account(id_of(&account, "account")?).await?;
+    let id = account.id;
+    let sanctions = state.moderation.history(id).await?;
+    let sessions = state.accounts.sessions_of(id).await?.len();
+    let page = MatchPage { limit: DOSSIER_MATCHES, finished: None, before: None, account: Some(id) };
+    let matches = state.journal.summaries(&page).await.map_err(|e| AppError::store_failed("matches", &e))?;
+    let account = state.moderation.moderated(account).await?;
+    Ok(no_store(Json(AccountDossier { account, sanctions, sessions, matches }).into_response()))
+}
+
+/// Suspends an account until a time, bans it, or mutes it in chat, with a
+/// reason the player is shown. A suspension or ban closes the account's
+/// WebSockets on every node (an `error` frame, then close code 4006).
+#[utoipa::path(
+    post,
+    path = "/api/v1/admin/accounts/{account}/sanctions",
+    tag = "moderation",
+    security(("session_cookie" = []), ("bearer" = [])),
+    params(("account" = String, Path, description = "The account's id")),
+    request_body(content = NewSanction, description = "What, why and until when"),
+    responses(
+        (status = 201, description = "The sanction, written to the audit log", body = Sanction),
+        (status = 400, description = "A reason that is empty or too long, `until` missing for a suspension, given for a ban, past or over ten years away (`invalid_options`)", body = ApiError),
+        (status = 401, description = "No session, or one that expired or was signed out (`unauthorized`)", body = ApiError),
+        (status = 403, description = "Not an operator (`not_operator`), or a request another site's page made (`bad_message`)", body = ApiError),
+        (status = 404, description = "No account has this id (`not_found`)", body = ApiError),
+        (status = 413, description = "A body over 16 KiB (`bad_message`)", body = ApiError),
+        (status = 415, description = "A body that is not `Content-Type: application/json` (`bad_message`)", body = ApiError),
+    )
+)]
+pub async fn add_sanction(
+    State(state): State<AppState>,
+    Path(account): Path<String>,
+    Operator(by): Operator,
+    JsonBody(req, ()): JsonBody<NewSanction>,
+) -> Result<Response, AppError> {
+    let target = state.moderation.account(id_of(&account, "account")?).await?;
+    let sanction = state.moderation.sanction(&by, &target, &req).await?;
+    Ok(no_store((StatusCode::CREATED, Json(sanction)).into_response()))
+}
+
+/// Lifts a sanction that still holds, with a reason.
+#[utoipa::path(
+    post,
+    path = "/api/v1/admin/sanctions/{sanction}/lift",
+    tag = "moderation",
+    security(("session_cookie" = []), ("bearer" = [])),
+    params(("sanction" = String, Path, description = "The sanction's id")),
+    request_body(content = LiftSanction, description = "Why"),
+    responses(
+        (status = 200, description = "Lifted, written to the audit log", body = Sanction),
+        (status = 400, description = "A reason that is empty or too long (`invalid_options`)", body = ApiError),
+        (status = 401, description = "No session, or one that expired or was signed out (`unauthorized`)", body = ApiError),
+        (status = 403, description = "Not an operator (`not_operator`), or a request another site's page made (`bad_message`)", body = ApiError),
+        (status = 404, description = "No sanction has this id (`not_found`)", body = ApiError),
+        (status = 409, description = "The sanction was lifted already or ran out (`invalid_options`)", body = ApiError),
+        (status = 413, description = "A body over 16 KiB (`bad_message`)", body = ApiError),
+        (status = 415, description = "A body that is not `Content-Type: application/json` (`bad_message`)", body = ApiError),
+    )
+)]
+pub async fn lift_sanction(
+    State(state): State<AppState>,
+    Path(sanction): Path<String>,
+    Operator(by): Operator,
+    JsonBody(req, ()): JsonBody<LiftSanction>,
+) -> Result<Response, AppError> {
+    let sanction = state.moderation.lift(&by, id_of(&sanction, "sanction")?, &req.reason).await?;
+    Ok(no_store(Json(sanction).into_response()))
+}
+
+/// Grants or revokes an account's operator role, with a reason. An
+/// operator may not revoke their own.
+#[utoipa::path(
+    put,
+    path = "/api/v1/admin/accounts/{account}/operator",
+    tag = "moderation",
+    security(("session_cookie" = []), ("bearer" = [])),
+    params(("account" = String, Path, description = "The account's id")),
+    request_body(content = OperatorChange, description = "Operator or not, and why"),
+    responses(
+        (status = 200, description = "The account after (written to the audit log when it changed)", body = ModeratedAccount),
+        (status = 400, description = "A reason that is empty or too long (`invalid_options`)", body = ApiError),
+        (status = 401, description = "No session, or one that expired or was signed out (`unauthorized`)", body = ApiError),
+        (status = 403, description = "Not an operator (`not_operator`), or a request another site's page made (`bad_message`)", body = ApiError),
+        (status = 404, description = "No account has this id (`not_found`)", body = ApiError),
+        (status = 409, description = "An operator revoking their own role (`invalid_options`)", body = ApiError),
+        (status = 413, description = "A body over 16 KiB (`bad_message`)", body = ApiError),
+        (status = 415, description = "A body that is not `Content-Type: application/json` (`bad_message`)", body = ApiError),
+    )
+)]
+pub async fn set_operator(
+    State(state): State<AppState>,
+    Path(account): Path<String>,
+    Operator(by): Operator,
+    JsonBody(req, ()): JsonBody<OperatorChange>,
+) -> Result<Response, AppError> {
+    let target = state.moderation.account(id_of(&account, "account")?).await?;
+    state.moderation.set_operator(&by, &target, req.operator, &req.reason).await?;
+    Ok(no_store(Json(state.moderation.moderated(target).await?).into_response()))
+}
+
+/// The server's operators, the first granted first.
+#[utoipa::path(
+    get,
+    path = "/api/v1/admin/operators",
+    tag = "moderation",
+    security(("session_cookie" = []), ("bearer" = [])),
+    responses(
+        (status = 200, description = "The operators", body = Vec<ModeratedAccount>),
+        (status = 401, description = "No session, or one that expired or was signed out (`unauthorized`)", body = ApiError),
+        (status = 403, description = "Not an operator (`not_operator`), or a request another site's page made (`bad_message`)", body = ApiError),
+    )
+)]
+pub async fn operators(State(state): State<AppState>, _: Operator) -> Result<Response, AppError> {
+    let mut list = Vec::new();
+    for op in state.moderation.operators().await? {
+        list.push(state.moderation.moderated(op.account).await?);
+    }
+    Ok(no_store(Json(list).into_response()))
+}
+
+/// The audit log, the newest first: every operator action, who, when and
+/// why. Nothing in the API changes or removes an entry.
+#[utoipa::path(
+    get,
+    path = "/api/v1/admin/audit",
+    tag = "moderation",
+    security(("session_cookie" = []), ("bearer" = [])),
+    params(
+        ("before" = Option<u64>, Query, description = "Only entries numbered below this (the `id` of the last entry of the page before)"),
+        ("limit" = Option<usize>, Query, description = "At most this many (1 to 200, default 50)"),
+    ),
+    responses(
+        (status = 200, description = "The entries, the newest first", body = Vec<AuditEntry>),
+        (status = 400, description = "A `before` or `limit` that is not a number in range, or another parameter (`bad_message`)", body = ApiError),
+        (status = 401, description = "No session, or one that expired or was signed out (`unauthorized`)", body = ApiError),
+        (status = 403, description = "Not an operator (`not_operator`), or a request another site's page made (`bad_message`)", body = ApiError),
+    )
+)]
+pub async fn audit(
+    State(state): State<AppState>,
+    _: Operator,
+    query: RawQuery,
+) -> Result<Response, AppError> {
+    let (mut before, mut limit) = (None, 50);
+    for (name, value) in query_pairs(query, &["before", "limit"])? {
+        if name == "before" {
+            let n = value
+                .parse::<u64>()
+                .map_err(|_| bad_query("before must be an entry's id (a whole number)"))?;
+            before = Some(n);
+        } else {
+            limit = limit_of(&value, AUDIT_PAGE_MAX)?;
+        }
+    }
+    Ok(no_store(Json(state.moderation.audit(before, limit).await?).into_response()))
+}
