@@ -169,7 +169,7 @@ async fn insert_shaped(db: &Db, stage: usize, id: Uuid, p: &Played) {
                 .await;
             }
         }
-        2..=12 => {
+        2..=13 => {
             // Migration 3 adds the cluster's lease columns (empty for a
             // single server); from migration 4 on, a fair match's seeds
             // (JSON). Migration 5 changes an index and a storage parameter
@@ -275,6 +275,26 @@ async fn insert_shaped(db: &Db, stage: usize, id: Uuid, p: &Played) {
                 "INSERT INTO passwords (account_id, hash, created_at, changed_at, last_used_at) \
                  VALUES ({id_lit}, '$argon2id$v=19$m=19456,t=2,p=1$c2FsdA$aGFzaA', 1790000000000, \
                  1790000000002, 1790000000003)"
+            ))
+            .await;
+        }
+        if stage >= 13 {
+            // An operator, a suspension that holds and its audit entry.
+            db.exec(&format!(
+                "INSERT INTO operators (account_id, granted_at, granted_by) VALUES ({id_lit}, 1790000000000, NULL)"
+            ))
+            .await;
+            db.exec(&format!(
+                "INSERT INTO sanctions (id, account_id, kind, reason, until_at, made_at, made_by) \
+                 VALUES ({id_lit}, {id_lit}, 'suspend', 'abuse', {}, 1790000000000, {id_lit})",
+                i64::MAX
+            ))
+            .await;
+            db.exec(&format!(
+                "INSERT INTO audit_log (at, operator_id, operator_name, action, account_id, account_name, \
+                 sanction_id, reason, until_at) VALUES (1790000000000, {id_lit}, 'Olive', 'suspend', {id_lit}, \
+                 'Ann', {id_lit}, 'abuse', {})",
+                i64::MAX
             ))
             .await;
         }
@@ -389,6 +409,15 @@ async fn every_stage_survives(kind: &str, db: Db, url: &str, data_dir: &Path) {
             let identity = oidc.get("https://id.example", &format!("subject-{id}")).await.unwrap().unwrap();
             assert_eq!((identity.account, identity.provider.as_str()), (*id, "club"), "{kind}");
             assert_eq!(identity.last_used_at_ms, Some(1_790_000_000_004), "{kind}");
+        }
+        if *stage >= 13 {
+            let moderation = journal.accounts().moderation();
+            assert!(moderation.is_operator(*id).await.unwrap(), "{kind}");
+            let held = moderation.sanctions(*id, Some(1_800_000_000_000)).await.unwrap();
+            assert_eq!(held.len(), 1, "{kind}");
+            assert_eq!((held[0].reason.as_str(), held[0].made_by), ("abuse", Some(*id)), "{kind}");
+            let log = moderation.audit(None, 10).await.unwrap();
+            assert_eq!(log[0].operator, Some((*id, "Olive".to_owned())), "{kind}");
         }
         // The summary columns are filled in for rows written before them.
         let s = summaries.iter().find(|s| s.table == *id).unwrap();

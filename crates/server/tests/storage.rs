@@ -1292,3 +1292,69 @@ async fn accounts_names_and_sessions_round_trip() {
         db.cleanup().await;
     }
 }
+
+/// Moderation on each database: an operator granted with its audit entry,
+/// accounts found by a part of their name (wildcards are letters) or their
+/// skeleton, a sanction that holds until its time, lifted once, and the
+/// audit log paged by number; everything still there after a reopen.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn operators_sanctions_and_the_audit_log_round_trip() {
+    use spades_protocol::{AuditAction, SanctionKind};
+    use spades_server::storage::{Actor, Created, Lift, NewGuest, SanctionRow};
+    for db in TestDb::all().await {
+        let journal = db.open().await;
+        let store = journal.accounts();
+        let mut ids = Vec::new();
+        for (n, name) in ["Ann Smith", "Bo", "Annie"].iter().enumerate() {
+            let id = Uuid::new_v4();
+            let skeleton = name.to_lowercase();
+            let device = format!("device-{n}");
+            let new = NewGuest { id, name, skeleton: &skeleton, device_hash: &device, now_ms: 1_000 };
+            assert_eq!(store.create_guest(&new).await.unwrap(), Created::Made);
+            ids.push(id);
+        }
+        let m = store.moderation();
+        let ann = store.account(ids[0]).await.unwrap().unwrap();
+        let cli = |reason| Actor { operator: None, now_ms: 2_000, reason };
+        assert!(m.set_operator(&ann, true, cli("first")).await.unwrap());
+        assert!(m.is_operator(ann.id).await.unwrap() && !m.is_operator(ids[1]).await.unwrap());
+        let names = |rows: Vec<spades_server::storage::AccountRow>| {
+            rows.into_iter().map(|a| a.name).collect::<Vec<_>>()
+        };
+        assert_eq!(names(m.find("none", "ann", 10).await.unwrap()), ["Ann Smith", "Annie"]);
+        assert_eq!(names(m.find("bo", "zzz", 10).await.unwrap()), ["Bo"]);
+        assert!(m.find("none", "_", 10).await.unwrap().is_empty(), "`_` is a letter, not a wildcard");
+        let by = Actor { operator: Some((ann.id, "Ann Smith")), now_ms: 3_000, reason: "spam" };
+        let mute = SanctionRow {
+            id: Uuid::new_v4(),
+            account: ids[1],
+            kind: SanctionKind::Mute,
+            reason: "spam".into(),
+            until_ms: Some(10_000),
+            made_at_ms: 3_000,
+            made_by: Some(ann.id),
+            lifted_at_ms: None,
+            lifted_by: None,
+            lift_reason: None,
+        };
+        m.add_sanction(&mute, "Bo", by).await.unwrap();
+        assert_eq!(m.sanctions(ids[1], Some(9_999)).await.unwrap(), vec![mute.clone()]);
+        assert!(m.sanctions(ids[1], Some(10_000)).await.unwrap().is_empty(), "ran out");
+        let lift = Actor { now_ms: 4_000, reason: "sorry", ..by };
+        assert!(matches!(m.lift(mute.id, lift).await.unwrap(), Lift::Done(_)));
+        assert!(matches!(m.lift(mute.id, lift).await.unwrap(), Lift::Ended(_)));
+        drop((m, store, journal));
+        let journal = db.open().await;
+        let m = journal.accounts().moderation();
+        assert!(m.is_operator(ann.id).await.unwrap());
+        let log = m.audit(None, 10).await.unwrap();
+        let actions: Vec<AuditAction> = log.iter().map(|e| e.action).collect();
+        assert_eq!(actions, [AuditAction::Lift, AuditAction::Mute, AuditAction::GrantOperator]);
+        assert_eq!(log[0].account, Some((ids[1], "Bo".to_owned())));
+        assert_eq!(m.audit(Some(log[1].id), 10).await.unwrap(), log[2..].to_vec());
+        let history = m.sanctions(ids[1], None).await.unwrap();
+        assert_eq!((history[0].lifted_at_ms, history[0].lifted_by), (Some(4_000), Some(ann.id)));
+        drop((m, journal));
+        db.cleanup().await;
+    }
+}

@@ -25,6 +25,8 @@ mod hardening;
 mod helpers;
 /// Whole matches: four clients play one that replays exactly; resuming with a token; bots fill seats.
 mod match_play;
+/// Moderation: the first operator made on the command line, operator routes refused to others, suspensions, mutes, bans, the audit log.
+mod moderation;
 /// OpenID Connect against a real provider (npm oidc-provider): accounts made, identities linked, refusals.
 mod oidc;
 /// Operations: `/metrics`, health and readiness, rate limits, origins and CORS, request ids, caps.

@@ -26,6 +26,8 @@ use crate::helpers::{Client, assert_no_leaks, free_addr, metric, metrics_text, s
 
 /// Owners killed, paused or drained while nodes hold finished matches and relay connections.
 mod failover;
+/// A ban made through one node closes the player's sockets on every node.
+mod moderation;
 /// Every connection of a moved table hears the new owner without sending `sync`.
 mod moved;
 /// A node cut off from PostgreSQL and NATS hands its tables over and rejoins (needs root).

@@ -1,0 +1,102 @@
+//! Moderation in a cluster: the first operator made on the command line
+//! against the shared PostgreSQL store, and a ban made through one node
+//! closing the player's sockets on every node within seconds; while it
+//! holds, no node seats the account.
+
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use spades_protocol::{ClientMessage, ErrorCode, PROTOCOL_VERSION, ServerMessage, TableOptions};
+
+use super::{Env, Node, http};
+use crate::helpers::{Client, code_of};
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_ban_made_through_one_node_closes_the_players_sockets_on_every_node() {
+    let Some(env) = Env::new().await else { return };
+    let (n1, n2) = (Node::start(&env, "n1").await, Node::start(&env, "n2").await);
+    let http = http();
+    let url = |node: &Node, path: &str| format!("http://{}{path}", node.addr);
+    let sign_in = |node: &Node, n: u32, name: &str| {
+        http.post(url(node, "/api/v1/accounts/guest"))
+            .json(&json!({"device_secret": format!("moderation-device-secret-{n:016}"), "name": name, "session": "bearer"}))
+            .send()
+    };
+    let ann: Value = sign_in(&n1, 1, "Ann").await.unwrap().json().await.unwrap();
+    let olive: Value = sign_in(&n2, 2, "Olive").await.unwrap().json().await.unwrap();
+    let (ann_token, olive_token) = (ann["token"].as_str().unwrap(), olive["token"].as_str().unwrap());
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_spades-server"))
+        .args(["admin", "grant", "Olive"])
+        .env("SPADES_STORAGE__DATABASE_URL", &env.url)
+        .env("SPADES_STORAGE__DATA_DIR", env.data.join("admin"))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+
+    // Ann sits at a table through n1 and watches it through n2.
+    let table: spades_protocol::CreatedTable = http
+        .post(url(&n1, "/api/v1/tables"))
+        .json(&spades_protocol::CreateTable { name: None, options: TableOptions::default() })
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let bearer = format!("Bearer {ann_token}");
+    let mut seat = Client::connect_with(n1.addr, &[("authorization", &bearer)]).await;
+    let joined = seat
+        .request(ClientMessage::Join {
+            protocol: Some(PROTOCOL_VERSION),
+            table: table.table,
+            name: None,
+            seat: None,
+            invite: None,
+        })
+        .await;
+    assert!(matches!(joined, ServerMessage::Joined { .. }), "{joined:?}");
+    let mut watching = Client::connect_with(n2.addr, &[("authorization", &bearer)]).await;
+    let watched =
+        watching.request(ClientMessage::Watch { protocol: Some(PROTOCOL_VERSION), table: table.table }).await;
+    assert!(matches!(watched, ServerMessage::Watching { .. }), "{watched:?}");
+
+    // Banned through n2: both sockets are told and closed within seconds.
+    let ban = http
+        .post(url(
+            &n2,
+            &format!("/api/v1/admin/accounts/{}/sanctions", ann["account"]["id"].as_str().unwrap()),
+        ))
+        .bearer_auth(olive_token)
+        .json(&json!({"kind": "ban", "reason": "cheating"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(ban.status(), 201);
+    for (name, c) in [("n1", &mut seat), ("n2", &mut watching)] {
+        let mut told = None;
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
+        while !c.ended && tokio::time::Instant::now() < deadline {
+            if let Some(msg) = c.try_recv(Duration::from_millis(500)).await
+                && let Some(code) = code_of(&msg)
+            {
+                told = Some(code);
+            }
+        }
+        assert_eq!(told, Some(ErrorCode::Banned), "the socket on {name}");
+        assert_eq!(c.closed.as_ref().map(|c| c.0), Some(4006), "the socket on {name}: {:?}", c.closed);
+    }
+    // No node seats the account while the ban holds.
+    for node in [&n1, &n2] {
+        let mut again = Client::connect_with(node.addr, &[("authorization", &bearer)]).await;
+        let resumed = again
+            .request(ClientMessage::Resume {
+                protocol: Some(PROTOCOL_VERSION),
+                table: table.table,
+                token: None,
+            })
+            .await;
+        assert_eq!(code_of(&resumed), Some(ErrorCode::Banned), "{resumed:?}");
+    }
+    drop((n1, n2));
+    env.drop_db().await;
+}

@@ -1,0 +1,424 @@
+//! Moderation over the documented REST API and WebSocket protocol: the
+//! first operator made by `spades-server admin grant` (the real binary, on
+//! the server's SQLite store), every operator route refused to others and
+//! to other sites, suspensions that close the player's socket and end by
+//! themselves, mutes, bans and their lifting, and the audit log.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use spades_protocol::{ClientMessage, ErrorCode, PROTOCOL_VERSION, ServerMessage, TableOptions};
+
+use crate::accounts::{Answer, guest, refused, secret, send};
+use crate::helpers::*;
+
+/// A server on a SQLite store of its own (so that the command line can
+/// reach it), and the store's directory.
+async fn server() -> (TestServer, PathBuf) {
+    let dir = std::env::temp_dir().join(format!("spades-moderation-{}", uuid::Uuid::new_v4().simple()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut config = test_config();
+    config.storage.in_memory = false;
+    config.storage.data_dir = dir.clone();
+    let server = spawn_server(config).await;
+    assert!(ready(&server.http, &format!("http://{}", server.addr)).await, "the server did not start");
+    (server, dir)
+}
+
+/// `spades-server admin ARGS` on the store in `dir`: exit status and output.
+fn admin(dir: &PathBuf, args: &[&str]) -> (bool, String) {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_spades-server"))
+        .current_dir(dir)
+        .arg("admin")
+        .args(args)
+        .env("SPADES_STORAGE__DATA_DIR", dir)
+        .output()
+        .unwrap();
+    let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    (out.status.success(), text)
+}
+
+/// A guest named `name` with a bearer session: (token, account id).
+async fn player(server: &TestServer, n: u32, name: &str) -> (String, String) {
+    let a = guest(server, json!({"device_secret": secret(n), "name": name, "session": "bearer"})).await;
+    assert_eq!(a.status, 201, "{}", a.body);
+    (a.body["token"].as_str().unwrap().to_owned(), a.body["account"]["id"].as_str().unwrap().to_owned())
+}
+
+/// The first operator, Olive, made on the command line: her token.
+async fn operator(server: &TestServer, dir: &PathBuf) -> String {
+    let (token, _) = player(server, 900, "Olive").await;
+    let (ok, said) = admin(dir, &["grant", "olive"]);
+    assert!(ok && said.contains("Olive") && said.contains("is an operator now"), "{said}");
+    token
+}
+
+async fn get(server: &TestServer, token: &str, path: &str) -> Answer {
+    send(server.http.get(server.url(path)).bearer_auth(token)).await
+}
+
+async fn post(server: &TestServer, token: &str, path: &str, body: Value) -> Answer {
+    send(server.http.post(server.url(path)).bearer_auth(token).json(&body)).await
+}
+
+fn in_ms(ms: u64) -> u64 {
+    spades_server::time::now_ms() + ms
+}
+
+/// A socket of the session `token`, seated at `table`.
+async fn seated(server: &TestServer, token: &str, table: uuid::Uuid) -> Client {
+    let mut c = Client::connect_with(server.addr, &[("authorization", &format!("Bearer {token}"))]).await;
+    let joined = c
+        .request(ClientMessage::Join {
+            protocol: Some(PROTOCOL_VERSION),
+            table,
+            name: None,
+            seat: None,
+            invite: None,
+        })
+        .await;
+    assert!(matches!(joined, ServerMessage::Joined { .. } | ServerMessage::Resumed { .. }), "{joined:?}");
+    c
+}
+
+/// Reads `c` until it closes (within five seconds): the error frames it
+/// was sent on the way, and its close code.
+async fn until_closed(c: &mut Client) -> (Vec<(ErrorCode, String)>, Option<u16>) {
+    let mut errors = Vec::new();
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
+    while !c.ended && tokio::time::Instant::now() < deadline {
+        if let Some(ServerMessage::Error { code, message, .. }) = c.try_recv(Duration::from_millis(500)).await
+        {
+            errors.push((code, message));
+        }
+    }
+    (errors, c.closed.as_ref().map(|c| c.0))
+}
+
+#[tokio::test]
+async fn the_first_operator_is_made_on_the_command_line_and_operator_routes_refuse_everyone_else() {
+    let (server, dir) = server().await;
+    let (bo, bo_id) = player(&server, 1, "Bo").await;
+    let (olive, olive_id) = player(&server, 2, "Olive").await;
+    let (ok, said) = admin(&dir, &["list"]);
+    assert!(ok && said.contains("no operators yet"), "{said}");
+    // Before the command, Olive is nobody special.
+    refused(&get(&server, &olive, "/api/v1/admin/accounts?q=bo").await, 403, ErrorCode::NotOperator);
+    let (ok, said) = admin(&dir, &["grant", "Nobody"]);
+    assert!(!ok && said.contains("no account goes by"), "{said}");
+    let (ok, said) = admin(&dir, &["grant", "OLIVE", "--reason", "runs the club"]);
+    assert!(ok && said.contains("is an operator now"), "{said}");
+    let (ok, said) = admin(&dir, &["grant", "olive"]);
+    assert!(ok && said.contains("was already an operator"), "{said}");
+    let me = get(&server, &olive, "/api/v1/me").await;
+    assert_eq!((me.body["operator"].clone(), me.body["restrictions"].clone()), (json!(true), json!([])));
+    assert_eq!(get(&server, &bo, "/api/v1/me").await.body["operator"], json!(false));
+
+    // Every operator route: 401 without a session, 403 for a player, 403
+    // for a request another site's page made, even with the operator's
+    // session.
+    let sanction = json!({"kind": "mute", "reason": "spam"});
+    let routes: Vec<(&str, String, Option<Value>)> = vec![
+        ("GET", "/api/v1/admin/accounts?q=bo".into(), None),
+        ("GET", format!("/api/v1/admin/accounts/{bo_id}"), None),
+        ("POST", format!("/api/v1/admin/accounts/{bo_id}/sanctions"), Some(sanction.clone())),
+        ("POST", format!("/api/v1/admin/sanctions/{bo_id}/lift"), Some(json!({"reason": "x"}))),
+        ("GET", "/api/v1/admin/operators".into(), None),
+        ("GET", "/api/v1/admin/audit".into(), None),
+        // Last: it makes Bo an operator.
+        (
+            "PUT",
+            format!("/api/v1/admin/accounts/{bo_id}/operator"),
+            Some(json!({"operator": true, "reason": "x"})),
+        ),
+    ];
+    for (method, path, body) in &routes {
+        let req = |auth: Option<&str>, headers: &[(&str, &str)]| {
+            let mut r = server.http.request(method.parse().unwrap(), server.url(path));
+            if let Some(token) = auth {
+                r = r.bearer_auth(token);
+            }
+            for (k, v) in headers {
+                r = r.header(*k, *v);
+            }
+            if let Some(body) = body {
+                r = r.json(body);
+            }
+            r
+        };
+        refused(&send(req(None, &[])).await, 401, ErrorCode::Unauthorized);
+        refused(&send(req(Some(&bo), &[])).await, 403, ErrorCode::NotOperator);
+        let allowed_elsewhere = send(req(Some(&olive), &[("origin", "http://evil.example")])).await;
+        let said = refused(&allowed_elsewhere, 403, ErrorCode::BadMessage);
+        assert!(said.contains("operator routes"), "{method} {path}: {said}");
+        let cross = send(req(Some(&olive), &[("sec-fetch-site", "cross-site")])).await;
+        refused(&cross, 403, ErrorCode::BadMessage);
+        // The same request of the operator's own page goes through.
+        let own = send(req(Some(&olive), &[("sec-fetch-site", "same-origin")])).await;
+        assert!(own.status < 400 || own.status == 404, "{method} {path}: {} {}", own.status, own.body);
+    }
+    // Nothing was changed by the refused requests: one mute, made by the
+    // operator's own request above.
+    let dossier = get(&server, &olive, &format!("/api/v1/admin/accounts/{bo_id}")).await;
+    assert_eq!(dossier.status, 200, "{}", dossier.body);
+    assert_eq!(dossier.body["sanctions"].as_array().unwrap().len(), 1, "{}", dossier.body);
+    assert_eq!(dossier.body["account"]["operator"], json!(true), "made an operator by the PUT");
+
+    // Found by a part of the name, by the whole name in another case, by id.
+    let found = get(&server, &olive, "/api/v1/admin/accounts?q=LIV").await;
+    assert_eq!(found.body.as_array().unwrap().len(), 1, "{}", found.body);
+    assert_eq!(found.body[0]["id"], json!(olive_id));
+    let found = get(&server, &olive, &format!("/api/v1/admin/accounts?q={bo_id}")).await;
+    assert_eq!(found.body[0]["name"], json!("Bo"));
+    refused(&get(&server, &olive, "/api/v1/admin/accounts?q=").await, 400, ErrorCode::BadMessage);
+    refused(&get(&server, &olive, "/api/v1/admin/accounts?name=bo").await, 400, ErrorCode::BadMessage);
+
+    // Operators grant and revoke; nobody revokes their own role.
+    let own = send(
+        server
+            .http
+            .put(server.url(&format!("/api/v1/admin/accounts/{olive_id}/operator")))
+            .bearer_auth(&bo)
+            .json(&json!({"operator": false, "reason": "Olive stepped down"})),
+    )
+    .await;
+    assert_eq!((own.status, &own.body["operator"]), (200, &json!(false)), "{}", own.body);
+    refused(&get(&server, &olive, "/api/v1/admin/operators").await, 403, ErrorCode::NotOperator);
+    let self_revoke = send(
+        server
+            .http
+            .put(server.url(&format!("/api/v1/admin/accounts/{bo_id}/operator")))
+            .bearer_auth(&bo)
+            .json(&json!({"operator": false, "reason": "tired"})),
+    )
+    .await;
+    refused(&self_revoke, 409, ErrorCode::InvalidOptions);
+    let operators = get(&server, &bo, "/api/v1/admin/operators").await;
+    let names: Vec<&str> =
+        operators.body.as_array().unwrap().iter().map(|o| o["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["Bo"]);
+    let (ok, said) = admin(&dir, &["list"]);
+    assert!(ok && said.contains("Bo (") && !said.contains("Olive"), "{said}");
+
+    // The audit log: every change, who (the command line has no operator),
+    // what, to whom and why, the newest first; refused requests left none.
+    let log = get(&server, &bo, "/api/v1/admin/audit").await;
+    let entries = log.body.as_array().unwrap();
+    let summary: Vec<(Option<&str>, &str, &str, &str)> = entries
+        .iter()
+        .map(|e| {
+            (
+                e["operator"]["name"].as_str(),
+                e["action"].as_str().unwrap(),
+                e["account"]["name"].as_str().unwrap(),
+                e["reason"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        summary,
+        [
+            (Some("Bo"), "revoke_operator", "Olive", "Olive stepped down"),
+            (Some("Olive"), "grant_operator", "Bo", "x"),
+            (Some("Olive"), "mute", "Bo", "spam"),
+            (None, "grant_operator", "Olive", "runs the club"),
+        ]
+    );
+    let page = get(&server, &bo, &format!("/api/v1/admin/audit?limit=2&before={}", entries[1]["id"])).await;
+    assert_eq!(page.body.as_array().unwrap().len(), 2);
+    assert_eq!(page.body[0]["action"], json!("mute"));
+    refused(&get(&server, &bo, "/api/v1/admin/audit?limit=0").await, 400, ErrorCode::BadMessage);
+    // Nothing in the API edits the log.
+    let edit = send(server.http.delete(server.url("/api/v1/admin/audit")).bearer_auth(&bo)).await;
+    assert_eq!(edit.status, 405);
+    server.stop().await;
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[tokio::test]
+async fn a_suspension_closes_the_players_socket_refuses_play_and_ends_by_itself() {
+    let (server, dir) = server().await;
+    let olive = operator(&server, &dir).await;
+    let (ann, ann_id) = player(&server, 1, "Ann").await;
+    // Ann's own table, with bots, started: a match in her record.
+    let made = send(server.http.post(server.url("/api/v1/tables")).bearer_auth(&ann).json(&json!({}))).await;
+    let table: spades_protocol::CreatedTable = serde_json::from_value(made.body).unwrap();
+    let mut seat = seated(&server, &ann, table.table).await;
+    for msg in [ClientMessage::AddBots { owner_token: None }, ClientMessage::Start { owner_token: None }] {
+        let done = seat.request(msg).await;
+        assert!(code_of(&done).is_none(), "{done:?}");
+    }
+    let mut anonymous = Client::connect(server.addr).await;
+    assert!(matches!(
+        anonymous
+            .request(ClientMessage::Watch { protocol: Some(PROTOCOL_VERSION), table: table.table })
+            .await,
+        ServerMessage::Watching { .. }
+    ));
+
+    // Refusals of a malformed sanction change nothing.
+    let path = format!("/api/v1/admin/accounts/{ann_id}/sanctions");
+    for (body, why) in [
+        (json!({"kind": "suspend", "reason": "abuse"}), "needs `until`"),
+        (json!({"kind": "ban", "reason": "abuse", "until": in_ms(60_000)}), "a ban has no end"),
+        (json!({"kind": "suspend", "reason": "abuse", "until": 1000}), "in the future"),
+        (json!({"kind": "suspend", "reason": " ", "until": in_ms(60_000)}), "a reason is"),
+    ] {
+        let said = refused(&post(&server, &olive, &path, body).await, 400, ErrorCode::InvalidOptions);
+        assert!(said.contains(why), "{said}");
+    }
+    let nobody = post(
+        &server,
+        &olive,
+        &format!("/api/v1/admin/accounts/{}/sanctions", uuid::Uuid::new_v4()),
+        json!({"kind": "mute", "reason": "x"}),
+    )
+    .await;
+    refused(&nobody, 404, ErrorCode::NotFound);
+    assert_eq!(get(&server, &ann, "/api/v1/me").await.body["restrictions"], json!([]));
+
+    // Suspended for four seconds: the seated socket is told why and closed.
+    let until = in_ms(4_000);
+    let made =
+        post(&server, &olive, &path, json!({"kind": "suspend", "reason": "abuse in chat", "until": until}))
+            .await;
+    assert_eq!(made.status, 201, "{}", made.body);
+    assert_eq!(
+        (made.body["active"].clone(), made.body["made_by"]["name"].clone()),
+        (json!(true), json!("Olive"))
+    );
+    let (errors, code) = until_closed(&mut seat).await;
+    assert_eq!(code, Some(4006), "{errors:?}");
+    assert_eq!(errors.len(), 1, "{errors:?}");
+    assert_eq!(errors[0].0, ErrorCode::Suspended);
+    assert!(
+        errors[0].1.contains("suspended until") && errors[0].1.ends_with(": abuse in chat"),
+        "{}",
+        errors[0].1
+    );
+    // The anonymous watcher stays.
+    assert!(matches!(anonymous.request(ClientMessage::Ping).await, ServerMessage::Pong { .. }));
+
+    // While it holds: no seat, no watching signed in, no new table.
+    let mut again = Client::connect_with(server.addr, &[("authorization", &format!("Bearer {ann}"))]).await;
+    for msg in [
+        ClientMessage::Resume { protocol: Some(PROTOCOL_VERSION), table: table.table, token: None },
+        ClientMessage::Watch { protocol: Some(PROTOCOL_VERSION), table: table.table },
+    ] {
+        match again.request(msg).await {
+            ServerMessage::Error { code, message, .. } => {
+                assert_eq!(code, ErrorCode::Suspended);
+                assert!(message.contains("abuse in chat"), "{message}");
+            }
+            other => panic!("a suspended account attached: {other:?}"),
+        }
+    }
+    let create =
+        send(server.http.post(server.url("/api/v1/tables")).bearer_auth(&ann).json(&json!({}))).await;
+    assert!(refused(&create, 403, ErrorCode::Suspended).contains("abuse in chat"));
+    let me = get(&server, &ann, "/api/v1/me").await;
+    assert_eq!(
+        me.body["restrictions"],
+        json!([{"kind": "suspend", "reason": "abuse in chat", "until": until}])
+    );
+    let found = get(&server, &olive, "/api/v1/admin/accounts?q=ann").await;
+    assert_eq!(found.body[0]["active"][0]["kind"], json!("suspend"), "{}", found.body);
+    let dossier = get(&server, &olive, &format!("/api/v1/admin/accounts/{ann_id}")).await;
+    assert_eq!(dossier.body["matches"][0]["table"], json!(table.table), "{}", dossier.body);
+    assert_eq!(dossier.body["sessions"], json!(1));
+
+    // It ends by itself: back at the seat, and a new table.
+    let wait = until.saturating_sub(spades_server::time::now_ms()) + 200;
+    tokio::time::sleep(Duration::from_millis(wait)).await;
+    let back = again
+        .request(ClientMessage::Resume { protocol: Some(PROTOCOL_VERSION), table: table.table, token: None })
+        .await;
+    assert!(matches!(back, ServerMessage::Resumed { .. }), "{back:?}");
+    let create =
+        send(server.http.post(server.url("/api/v1/tables")).bearer_auth(&ann).json(&json!({}))).await;
+    assert_eq!(create.status, 201, "{}", create.body);
+    assert_eq!(get(&server, &ann, "/api/v1/me").await.body["restrictions"], json!([]));
+    let dossier = get(&server, &olive, &format!("/api/v1/admin/accounts/{ann_id}")).await;
+    assert_eq!(dossier.body["sanctions"][0]["active"], json!(false), "the history keeps it");
+    // A sanction that ran out is not lifted.
+    let id = made.body["id"].as_str().unwrap();
+    let late =
+        post(&server, &olive, &format!("/api/v1/admin/sanctions/{id}/lift"), json!({"reason": "late"})).await;
+    refused(&late, 409, ErrorCode::InvalidOptions);
+    server.stop().await;
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[tokio::test]
+async fn a_mute_refuses_chat_and_a_ban_holds_until_it_is_lifted() {
+    let (server, dir) = server().await;
+    let olive = operator(&server, &dir).await;
+    let (ann, ann_id) = player(&server, 1, "Ann").await;
+    let table = server.create_table(TableOptions::default()).await;
+    let mut seat = seated(&server, &ann, table.table).await;
+    let path = format!("/api/v1/admin/accounts/{ann_id}/sanctions");
+    let chat = |text: &str| ClientMessage::Chat { text: text.to_owned() };
+    let chatted = |msg: &ServerMessage| !matches!(msg, ServerMessage::Error { .. });
+
+    // Muted: chat refused with the reason, play goes on.
+    let mute = post(&server, &olive, &path, json!({"kind": "mute", "reason": "spam"})).await;
+    assert_eq!(mute.status, 201, "{}", mute.body);
+    match seat.request(chat("hello")).await {
+        ServerMessage::Error { code, message, .. } => {
+            assert_eq!(code, ErrorCode::Muted);
+            assert_eq!(message, "you are muted in chat: spam");
+        }
+        other => panic!("a muted player chatted: {other:?}"),
+    }
+    assert!(matches!(seat.request(ClientMessage::Ping).await, ServerMessage::Pong { .. }), "still connected");
+    let id = mute.body["id"].as_str().unwrap().to_owned();
+    let lifted =
+        post(&server, &olive, &format!("/api/v1/admin/sanctions/{id}/lift"), json!({"reason": "apologised"}))
+            .await;
+    assert_eq!(lifted.status, 200, "{}", lifted.body);
+    assert_eq!(
+        (lifted.body["active"].clone(), lifted.body["lifted"]["reason"].clone()),
+        (json!(false), json!("apologised"))
+    );
+    let said = seat.request(chat("sorry")).await;
+    assert!(chatted(&said), "{said:?}");
+    refused(
+        &post(&server, &olive, &format!("/api/v1/admin/sanctions/{id}/lift"), json!({"reason": "again"}))
+            .await,
+        409,
+        ErrorCode::InvalidOptions,
+    );
+
+    // Banned: closed, and refused until lifted.
+    let ban = post(&server, &olive, &path, json!({"kind": "ban", "reason": "cheating"})).await;
+    assert_eq!(ban.status, 201, "{}", ban.body);
+    assert!(ban.body.get("until").is_none());
+    let (errors, code) = until_closed(&mut seat).await;
+    assert_eq!(code, Some(4006));
+    assert_eq!(errors, [(ErrorCode::Banned, "your account is banned from this server: cheating".to_owned())]);
+    let mut again = Client::connect_with(server.addr, &[("authorization", &format!("Bearer {ann}"))]).await;
+    let resume = ClientMessage::Resume { protocol: Some(PROTOCOL_VERSION), table: table.table, token: None };
+    assert_eq!(code_of(&again.request(resume.clone()).await), Some(ErrorCode::Banned));
+    let id = ban.body["id"].as_str().unwrap().to_owned();
+    let lifted = post(
+        &server,
+        &olive,
+        &format!("/api/v1/admin/sanctions/{id}/lift"),
+        json!({"reason": "appeal upheld"}),
+    )
+    .await;
+    assert_eq!(lifted.status, 200, "{}", lifted.body);
+    assert!(matches!(again.request(resume).await, ServerMessage::Resumed { .. }));
+    let actions: Vec<String> = get(&server, &olive, "/api/v1/admin/audit")
+        .await
+        .body
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["action"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(actions, ["lift", "ban", "lift", "mute", "grant_operator"]);
+    server.stop().await;
+    let _ = std::fs::remove_dir_all(&dir);
+}
