@@ -15,7 +15,10 @@ const SILENT_AFTER_MS = 5000;
 const WATCH_EVERY_MS = 500;
 
 /** Close codes after which reconnecting is pointless. */
-const FINAL_CLOSE = new Map([[4003, 'the table closed']]);
+const FINAL_CLOSE = new Map([
+  [4003, 'the table closed'],
+  [4006, 'an operator suspended or banned your account'],
+]);
 
 export class Connection {
   /**

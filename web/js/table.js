@@ -246,6 +246,12 @@ export function mountTable(root, tableId, intent, { setTitle }) {
       }
     },
     onAttachError(err, msg) {
+      if (err.code === 'suspended' || err.code === 'banned') {
+        // The message says until when and why: nothing else to try.
+        st.notice = `${err.message[0].toUpperCase()}${err.message.slice(1)}.`;
+        render();
+        return null;
+      }
       if (err.code === 'table_not_found') {
         st.notice = 'There is no such table (it may have closed).';
         render();

@@ -187,13 +187,21 @@ impl Moderation {
         Ok(Standing::of(active))
     }
 
+    /// What holds `account` now, for a check at the moment it acts: a
+    /// store that cannot be read holds nothing (the failure is logged), so
+    /// that an outage never stops play; the connections of an account
+    /// sanctioned meanwhile are closed all the same when it is announced.
+    async fn standing_or_none(&self, account: Uuid) -> Standing {
+        self.standing(account).await.unwrap_or_default()
+    }
+
     /// Refused (`suspended`, `banned`) when `account` may not play now:
     /// creating a table, sitting, watching signed in.
     ///
     /// # Errors
-    /// The refusal, or storage.
+    /// The refusal.
     pub async fn may_play(&self, account: Uuid) -> Result<(), AppError> {
-        match self.standing(account).await?.barred {
+        match self.standing_or_none(account).await.barred {
             Some(sanction) => Err(refusal(&sanction)),
             None => Ok(()),
         }
@@ -202,9 +210,9 @@ impl Moderation {
     /// Refused (`suspended`, `banned`, `muted`) when `account` may not chat now.
     ///
     /// # Errors
-    /// The refusal, or storage.
+    /// The refusal.
     pub async fn may_chat(&self, account: Uuid) -> Result<(), AppError> {
-        let standing = self.standing(account).await?;
+        let standing = self.standing_or_none(account).await;
         match standing.barred.or(standing.muted) {
             Some(sanction) => Err(refusal(&sanction)),
             None => Ok(()),

@@ -14,7 +14,8 @@
 //! (`immutable`), and the module imports inside them, being relative, stay
 //! under the same prefix. A new binary with other files has another version,
 //! so a page never mixes files of two builds. Every file is also served at
-//! its plain path (`no-cache`), as before.
+//! its plain path (`no-cache`), as before, and a page also without its
+//! `.html` (`/admin`, the operators' page).
 
 use std::collections::HashMap;
 use std::io::Write;
@@ -140,8 +141,17 @@ fn accepts_gzip(headers: &HeaderMap) -> bool {
     })
 }
 
+/// A page answered at its address without `.html` too: `/admin`, the
+/// operators' page (the address `GET /api/v1/me` gives them).
+fn page(path: &str) -> Option<&'static Asset> {
+    if path.contains(['.', '/']) {
+        return None;
+    }
+    assets().get(format!("{path}.html").as_str())
+}
+
 fn file(path: &str, request: &HeaderMap) -> Response {
-    let Some(asset) = assets().get(path) else {
+    let Some(asset) = assets().get(path).or_else(|| page(path)) else {
         return (StatusCode::NOT_FOUND, "not found").into_response();
     };
     // The representation chosen: its tag is the one the request may hold.
@@ -208,6 +218,10 @@ mod tests {
         let css = files.iter().find(|f| f.ends_with(".css")).unwrap();
         assert_eq!(file(css, &none).headers()[header::CONTENT_TYPE], "text/css");
         assert_eq!(file("missing.txt", &none).status(), StatusCode::NOT_FOUND);
+        // The operators' page, with and without `.html`.
+        assert_eq!(file("admin", &none).headers()[header::CONTENT_TYPE], "text/html");
+        assert_eq!(file("admin.html", &none).status(), StatusCode::OK);
+        assert_eq!(file("admin/", &none).status(), StatusCode::NOT_FOUND);
         assert_eq!(file("../Cargo.toml", &none).status(), StatusCode::NOT_FOUND);
     }
 

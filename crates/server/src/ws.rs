@@ -491,10 +491,10 @@ impl Connection {
     async fn barred(&self, socket: &mut WebSocket) -> Flow {
         let Some(signed) = &self.signed else { return Flow::Continue };
         let said = match self.state.moderation.may_play(signed.account.id).await {
-            Err(e) if matches!(e.code, ErrorCode::Suspended | ErrorCode::Banned) => e,
+            Err(refusal) => refusal,
             // Lifted at once, or unreadable: closed all the same, and a
             // new connection finds out.
-            _ => AppError::new(
+            Ok(()) => AppError::new(
                 ErrorCode::Suspended,
                 "your account was suspended: connect again to see whether it still is",
             ),

@@ -397,7 +397,6 @@ macro_rules! backend {
             use super::*;
 
             /// The audit entry of an action, in the action's transaction.
-            #[allow(clippy::too_many_arguments)]
             async fn audit_entry(
                 conn: &mut $conn,
                 by: Actor<'_>,
