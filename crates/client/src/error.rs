@@ -99,7 +99,9 @@ impl Error {
                     | ErrorCode::StorageUnavailable
                     | ErrorCode::Internal
             ),
-            Error::Closed { code, .. } => *code == Some(crate::CLOSE_TABLE_CLOSED),
+            Error::Closed { code, .. } => {
+                matches!(*code, Some(crate::CLOSE_TABLE_CLOSED | crate::CLOSE_BARRED))
+            }
             _ => false,
         }
     }
@@ -107,3 +109,19 @@ impl Error {
 
 /// The library's result type.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_closed_table_or_a_barred_account_is_not_reconnected() {
+        let closed = |code| Error::Closed { code: Some(code), reason: String::new() };
+        assert!(closed(crate::CLOSE_TABLE_CLOSED).is_permanent());
+        assert!(closed(crate::CLOSE_BARRED).is_permanent());
+        assert!(!closed(crate::CLOSE_TOO_SLOW).is_permanent());
+        let refused = |code| Error::Refused { code, message: String::new() };
+        assert!(refused(ErrorCode::Suspended).is_permanent());
+        assert!(!refused(ErrorCode::StorageUnavailable).is_permanent());
+    }
+}

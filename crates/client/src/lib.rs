@@ -86,6 +86,9 @@ pub const CLOSE_TOO_SLOW: u16 = 4001;
 pub const CLOSE_SILENT: u16 = 4002;
 /// Close code: the table closed (nothing to resume).
 pub const CLOSE_TABLE_CLOSED: u16 = 4003;
+/// Close code: the account was suspended or banned (the `error` frame
+/// before it says until when and why; nothing to resume).
+pub const CLOSE_BARRED: u16 = 4006;
 /// Close code: the server is shutting down.
 pub const CLOSE_GOING_AWAY: u16 = 1001;
 
