@@ -36,8 +36,11 @@ cargo build --quiet -p spades-server --bin spades-server
 server_bin=$root/target/debug/spades-server
 
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+# A SQLite store of the run's own (not in memory), so that the command
+# line can make an operator in it.
+data=$(mktemp -d)
+export SPADES_STORAGE__DATA_DIR=$data
 SPADES_SERVER__BIND=127.0.0.1:$port \
-SPADES_STORAGE__IN_MEMORY=true \
 SPADES_TABLES__BOT=rule \
 SPADES_LIMITS__MAX_TABLES=1000000 \
 SPADES_LIMITS__TABLES_PER_MINUTE_PER_IP=0 \
@@ -53,6 +56,7 @@ server_pid=$!
 cleanup() {
   kill "$server_pid" 2>/dev/null || true
   wait "$server_pid" 2>/dev/null || true
+  rm -rf "$data"
 }
 trap cleanup EXIT INT TERM
 
@@ -67,17 +71,29 @@ done
 # A table, so the operations on one table reach their 200s (and their
 # bodies are checked against the document) instead of only 404s.
 table=$(curl -sf -X POST "http://127.0.0.1:$port/api/v1/tables" | python3 -c 'import json,sys; print(json.load(sys.stdin)["table"])')
+
+# A guest account's sign-in: `field` of the answer (token, or the account's
+# id or name).
+sign_in() {
+  curl -sf -X POST "http://127.0.0.1:$port/api/v1/accounts/guest" -H 'content-type: application/json' \
+    -d "{\"device_secret\": \"schemathesis-device-$1-000000000000000000\", \"session\": \"bearer\"}" |
+    python3 -c "import json,sys; a=json.load(sys.stdin); print(a['token'] if '$2' == 'token' else a['account']['$2'])"
+}
+# The signed-in player of the main run is an operator (made as the first
+# one is, on the command line), so that the operators' routes reach their
+# 200s; another account is the one they find and sanction.
+"$server_bin" admin grant "$(sign_in main name)" >/dev/null
+player=$(sign_in player id)
 cat >"$out/schemathesis.toml" <<TOML
 [parameters]
 "path.id" = "$table"
+"path.account" = "$player"
 TOML
 
 # A session, so the operations of a signed-in player reach their 200s too.
 # Signing out (DELETE) ends it: those operations run last, on their own.
 session() {
-  curl -sf -X POST "http://127.0.0.1:$port/api/v1/accounts/guest" -H 'content-type: application/json' \
-    -d "{\"device_secret\": \"schemathesis-device-$1-000000000000000000\", \"session\": \"bearer\"}" |
-    python3 -c 'import json,sys; print(json.load(sys.stdin)["token"])'
+  sign_in "$1" token
 }
 
 say "running against http://127.0.0.1:$port ($examples examples per operation, at most ${time_limit} s)"

@@ -37,7 +37,7 @@ pub use accounts::{
 pub use change::{ApplyError, Change, ClockChange, Deal};
 pub use moderation::{
     AccountDossier, AccountRef, AuditAction, AuditEntry, LiftSanction, Lifted, ModeratedAccount, NewSanction,
-    OperatorChange, Restriction, Sanction, SanctionKind,
+    OperatorChange, Restriction, SANCTION_SECONDS_MAX, Sanction, SanctionKind,
 };
 pub use read::{Field, Refusal};
 pub use spades_engine;

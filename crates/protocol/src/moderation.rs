@@ -85,20 +85,84 @@ pub struct Sanction {
     pub active: bool,
 }
 
-/// `POST /api/v1/admin/accounts/{account}/sanctions`: a new sanction.
+/// The longest a suspension or mute may be set to last, in seconds (ten
+/// years): a longer one is a ban.
+pub const SANCTION_SECONDS_MAX: u64 = 3650 * 86_400;
+
+/// `POST /api/v1/admin/accounts/{account}/sanctions`: a new sanction, by
+/// its `kind`. A reason is 1 to 500 characters, at least one of them
+/// visible, with no control character but the line break.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
-#[serde(deny_unknown_fields)]
-pub struct NewSanction {
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub enum NewSanction {
+    /// No tables, seats, watching signed in or chat for `seconds` from now.
+    Suspend {
+        /// Why, in words the player is shown.
+        #[schema(
+            min_length = 1,
+            max_length = 500,
+            pattern = r"^[^\u0000-\u0009\u000b-\u001f\u007f-\u009f]*[^\s\u0000-\u001f\u007f-\u009f][^\u0000-\u0009\u000b-\u001f\u007f-\u009f]*$"
+        )]
+        reason: String,
+        /// How long, in seconds from now (1 to ten years).
+        #[schema(minimum = 1, maximum = 315_360_000)]
+        #[serde(deserialize_with = "whole::one")]
+        seconds: u64,
+    },
+    /// As a suspension, until lifted.
+    Ban {
+        /// Why, in words the player is shown.
+        #[schema(
+            min_length = 1,
+            max_length = 500,
+            pattern = r"^[^\u0000-\u0009\u000b-\u001f\u007f-\u009f]*[^\s\u0000-\u001f\u007f-\u009f][^\u0000-\u0009\u000b-\u001f\u007f-\u009f]*$"
+        )]
+        reason: String,
+    },
+    /// No chat: for `seconds` from now, or until lifted.
+    Mute {
+        /// Why, in words the player is shown.
+        #[schema(
+            min_length = 1,
+            max_length = 500,
+            pattern = r"^[^\u0000-\u0009\u000b-\u001f\u007f-\u009f]*[^\s\u0000-\u001f\u007f-\u009f][^\u0000-\u0009\u000b-\u001f\u007f-\u009f]*$"
+        )]
+        reason: String,
+        /// How long, in seconds from now (1 to ten years); absent: until
+        /// lifted.
+        #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "whole::maybe")]
+        #[schema(minimum = 1, maximum = 315_360_000)]
+        seconds: Option<u64>,
+    },
+}
+
+impl NewSanction {
     /// What it stops.
-    pub kind: SanctionKind,
-    /// Why, in words the player is shown (1 to 500 characters).
-    #[schema(min_length = 1, max_length = 500)]
-    pub reason: String,
-    /// When it ends by itself (Unix ms, in the future): needed for a
-    /// suspension, refused for a ban, optional for a mute (absent: until
-    /// lifted).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub until: Option<u64>,
+    pub fn kind(&self) -> SanctionKind {
+        match self {
+            NewSanction::Suspend { .. } => SanctionKind::Suspend,
+            NewSanction::Ban { .. } => SanctionKind::Ban,
+            NewSanction::Mute { .. } => SanctionKind::Mute,
+        }
+    }
+
+    /// Why.
+    pub fn reason(&self) -> &str {
+        match self {
+            NewSanction::Suspend { reason, .. }
+            | NewSanction::Ban { reason }
+            | NewSanction::Mute { reason, .. } => reason,
+        }
+    }
+
+    /// How long, in seconds; `None`: until lifted.
+    pub fn seconds(&self) -> Option<u64> {
+        match self {
+            NewSanction::Suspend { seconds, .. } => Some(*seconds),
+            NewSanction::Ban { .. } => None,
+            NewSanction::Mute { seconds, .. } => *seconds,
+        }
+    }
 }
 
 /// `POST /api/v1/admin/sanctions/{sanction}/lift`: why a sanction is
@@ -106,8 +170,12 @@ pub struct NewSanction {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct LiftSanction {
-    /// Why (1 to 500 characters).
-    #[schema(min_length = 1, max_length = 500)]
+    /// Why (1 to 500 characters, as for a sanction).
+    #[schema(
+        min_length = 1,
+        max_length = 500,
+        pattern = r"^[^\u0000-\u0009\u000b-\u001f\u007f-\u009f]*[^\s\u0000-\u001f\u007f-\u009f][^\u0000-\u0009\u000b-\u001f\u007f-\u009f]*$"
+    )]
     pub reason: String,
 }
 
@@ -118,8 +186,12 @@ pub struct LiftSanction {
 pub struct OperatorChange {
     /// `true`: the account becomes an operator; `false`: it stops being one.
     pub operator: bool,
-    /// Why (1 to 500 characters).
-    #[schema(min_length = 1, max_length = 500)]
+    /// Why (1 to 500 characters, as for a sanction).
+    #[schema(
+        min_length = 1,
+        max_length = 500,
+        pattern = r"^[^\u0000-\u0009\u000b-\u001f\u007f-\u009f]*[^\s\u0000-\u001f\u007f-\u009f][^\u0000-\u0009\u000b-\u001f\u007f-\u009f]*$"
+    )]
     pub reason: String,
 }
 
@@ -247,4 +319,65 @@ pub struct Restriction {
     /// When it ends by itself (Unix ms); absent: when lifted.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub until: Option<u64>,
+}
+
+/// A whole number of JSON, written as an integer or as a number with no
+/// fraction (`60`, `60.0`, `6e1`), as JSON Schema's `integer` allows.
+mod whole {
+    use serde::{Deserialize, Deserializer};
+
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum Number {
+        Int(u64),
+        Float(f64),
+    }
+
+    fn of<E: serde::de::Error>(n: Number) -> Result<u64, E> {
+        match n {
+            Number::Int(n) => Ok(n),
+            // Exact: a whole float below 2^53 is its integer.
+            #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+            Number::Float(f) if f.fract() == 0.0 && (0.0..9.0e15).contains(&f) => Ok(f as u64),
+            Number::Float(_) => Err(E::custom("expected a whole number of seconds")),
+        }
+    }
+
+    pub(super) fn one<'de, D: Deserializer<'de>>(d: D) -> Result<u64, D::Error> {
+        of(Number::deserialize(d)?)
+    }
+
+    /// Absent or `null`: `None`.
+    pub(super) fn maybe<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Error> {
+        Option::<Number>::deserialize(d)?.map(of).transpose()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_sanction_reads_whole_numbers_in_any_form_and_nothing_else() {
+        for seconds in ["60", "60.0", "6e1"] {
+            let body = format!(r#"{{"kind": "suspend", "reason": "x", "seconds": {seconds}}}"#);
+            let read: NewSanction = serde_json::from_str(&body).unwrap();
+            assert_eq!(read.seconds(), Some(60), "{body}");
+        }
+        for bad in [
+            r#"{"kind": "suspend", "reason": "x", "seconds": 1.5}"#,
+            r#"{"kind": "suspend", "reason": "x", "seconds": -1}"#,
+            r#"{"kind": "suspend", "reason": "x"}"#,
+            r#"{"kind": "ban", "reason": "x", "seconds": 60}"#,
+            r#"{"kind": "mute", "reason": "x", "extra": 1}"#,
+        ] {
+            assert!(serde_json::from_str::<NewSanction>(bad).is_err(), "{bad}");
+        }
+        for body in
+            [r#"{"kind": "mute", "reason": "x"}"#, r#"{"kind": "mute", "reason": "x", "seconds": null}"#]
+        {
+            let mute: NewSanction = serde_json::from_str(body).unwrap();
+            assert_eq!((mute.kind(), mute.seconds()), (SanctionKind::Mute, None));
+        }
+    }
 }

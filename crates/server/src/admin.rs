@@ -54,10 +54,10 @@ fn id_of(raw: &str, what: &str) -> Result<Uuid, AppError> {
     path = "/api/v1/admin/accounts",
     tag = "moderation",
     security(("session_cookie" = []), ("bearer" = [])),
-    params(("q" = String, Query, description = "A part of a name (case aside), a whole name (look-alikes found too), or an account's id")),
+    params(("q" = String, Query, min_length = 1, max_length = 100, description = "A part of a name (case aside), a whole name (look-alikes found too), or an account's id: 1 to 100 characters")),
     responses(
         (status = 200, description = "At most 50 accounts, by name, each with whether it is an operator and the sanctions that hold it", body = Vec<ModeratedAccount>),
-        (status = 400, description = "No `q`, an empty one, or another parameter (`bad_message`)", body = ApiError),
+        (status = 400, description = "No `q`, one of more than 100 characters, or another parameter (`bad_message`)", body = ApiError),
         (status = 401, description = "No session, or one that expired or was signed out (`unauthorized`)", body = ApiError),
         (status = 403, description = "Not an operator (`not_operator`), or a request another site's page made (`bad_message`)", body = ApiError),
     )
@@ -69,7 +69,7 @@ pub async fn find_accounts(
 ) -> Result<Response, AppError> {
     let pairs = query_pairs(query, &["q"])?;
     let q = pairs.into_iter().next().map(|(_, v)| v).unwrap_or_default();
-    if q.trim().is_empty() || q.chars().count() > 100 {
+    if !(1..=100).contains(&q.chars().count()) {
         return Err(bad_query("q must be 1 to 100 characters: a part of a name, or an account's id"));
     }
     let mut found = Vec::new();
@@ -121,7 +121,7 @@ pub async fn dossier(
     request_body(content = NewSanction, description = "What, why and until when"),
     responses(
         (status = 201, description = "The sanction, written to the audit log", body = Sanction),
-        (status = 400, description = "A reason that is empty or too long, `until` missing for a suspension, given for a ban, past or over ten years away (`invalid_options`)", body = ApiError),
+        (status = 400, description = "A reason that is blank, too long or holds control characters, or `seconds` out of range (`invalid_options`); a body that is not a sanction (`invalid_options`)", body = ApiError),
         (status = 401, description = "No session, or one that expired or was signed out (`unauthorized`)", body = ApiError),
         (status = 403, description = "Not an operator (`not_operator`), or a request another site's page made (`bad_message`)", body = ApiError),
         (status = 404, description = "No account has this id (`not_found`)", body = ApiError),
@@ -150,7 +150,7 @@ pub async fn add_sanction(
     request_body(content = LiftSanction, description = "Why"),
     responses(
         (status = 200, description = "Lifted, written to the audit log", body = Sanction),
-        (status = 400, description = "A reason that is empty or too long (`invalid_options`)", body = ApiError),
+        (status = 400, description = "A reason that is blank, too long or holds control characters (`invalid_options`)", body = ApiError),
         (status = 401, description = "No session, or one that expired or was signed out (`unauthorized`)", body = ApiError),
         (status = 403, description = "Not an operator (`not_operator`), or a request another site's page made (`bad_message`)", body = ApiError),
         (status = 404, description = "No sanction has this id (`not_found`)", body = ApiError),
@@ -180,7 +180,7 @@ pub async fn lift_sanction(
     request_body(content = OperatorChange, description = "Operator or not, and why"),
     responses(
         (status = 200, description = "The account after (written to the audit log when it changed)", body = ModeratedAccount),
-        (status = 400, description = "A reason that is empty or too long (`invalid_options`)", body = ApiError),
+        (status = 400, description = "A reason that is blank, too long or holds control characters (`invalid_options`)", body = ApiError),
         (status = 401, description = "No session, or one that expired or was signed out (`unauthorized`)", body = ApiError),
         (status = 403, description = "Not an operator (`not_operator`), or a request another site's page made (`bad_message`)", body = ApiError),
         (status = 404, description = "No account has this id (`not_found`)", body = ApiError),
@@ -228,8 +228,8 @@ pub async fn operators(State(state): State<AppState>, _: Operator) -> Result<Res
     tag = "moderation",
     security(("session_cookie" = []), ("bearer" = [])),
     params(
-        ("before" = Option<u64>, Query, description = "Only entries numbered below this (the `id` of the last entry of the page before)"),
-        ("limit" = Option<usize>, Query, description = "At most this many (1 to 200, default 50)"),
+        ("before" = Option<u64>, Query, minimum = 0, maximum = 9_223_372_036_854_775_807_u64, description = "Only entries numbered below this (the `id` of the last entry of the page before)"),
+        ("limit" = Option<usize>, Query, minimum = 1, maximum = 200, description = "At most this many (1 to 200, default 50)"),
     ),
     responses(
         (status = 200, description = "The entries, the newest first", body = Vec<AuditEntry>),
@@ -246,9 +246,12 @@ pub async fn audit(
     let (mut before, mut limit) = (None, 50);
     for (name, value) in query_pairs(query, &["before", "limit"])? {
         if name == "before" {
+            // Entry numbers are those of a signed 64-bit key.
             let n = value
-                .parse::<u64>()
-                .map_err(|_| bad_query("before must be an entry's id (a whole number)"))?;
+                .parse::<i64>()
+                .ok()
+                .and_then(|n| u64::try_from(n).ok())
+                .ok_or_else(|| bad_query("before must be an entry's id (a whole number)"))?;
             before = Some(n);
         } else {
             limit = limit_of(&value, AUDIT_PAGE_MAX)?;

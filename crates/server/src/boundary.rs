@@ -254,7 +254,7 @@ impl JsonRequest for NewSanction {
     const NOUN: &'static str = "sanction";
     const A_NOUN: &'static str = "a sanction";
     const EXAMPLE: &'static str =
-        "{\"kind\": \"suspend\", \"reason\": \"abuse in chat\", \"until\": 1796753159000}";
+        "{\"kind\": \"suspend\", \"reason\": \"abuse in chat\", \"seconds\": 86400}";
 }
 
 impl JsonRequest for LiftSanction {

@@ -151,6 +151,14 @@ fn describe_limits(doc: &mut Value) {
             end["additionalProperties"] = json!(false);
         }
     }
+    // A sanction is one of its kinds, each with its own fields only.
+    if let Some(kinds) =
+        doc.pointer_mut("/components/schemas/NewSanction/oneOf").and_then(Value::as_array_mut)
+    {
+        for kind in kinds {
+            kind["additionalProperties"] = json!(false);
+        }
+    }
     if let Some(name) = doc.pointer_mut("/components/schemas/CreateTable/properties/name") {
         name["pattern"] = json!(TABLE_NAME_PATTERN);
     }

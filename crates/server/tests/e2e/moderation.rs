@@ -260,10 +260,13 @@ async fn a_suspension_closes_the_players_socket_refuses_play_and_ends_by_itself(
     // Refusals of a malformed sanction change nothing.
     let path = format!("/api/v1/admin/accounts/{ann_id}/sanctions");
     for (body, why) in [
-        (json!({"kind": "suspend", "reason": "abuse"}), "needs `until`"),
-        (json!({"kind": "ban", "reason": "abuse", "until": in_ms(60_000)}), "a ban has no end"),
-        (json!({"kind": "suspend", "reason": "abuse", "until": 1000}), "in the future"),
-        (json!({"kind": "suspend", "reason": " ", "until": in_ms(60_000)}), "a reason is"),
+        (json!({"kind": "suspend", "reason": "abuse"}), "seconds"),
+        (json!({"kind": "ban", "reason": "abuse", "seconds": 60}), "seconds"),
+        (json!({"kind": "suspend", "reason": "abuse", "seconds": 0}), "from 1 to ten years"),
+        (json!({"kind": "suspend", "reason": "abuse", "seconds": 400_000_000}), "from 1 to ten years"),
+        (json!({"kind": "suspend", "reason": " \n ", "seconds": 60}), "a reason is"),
+        (json!({"kind": "mute", "reason": "bell\u{7}", "seconds": 60}), "a reason is"),
+        (json!({"kind": "expel", "reason": "abuse"}), "kind"),
     ] {
         let said = refused(&post(&server, &olive, &path, body).await, 400, ErrorCode::InvalidOptions);
         assert!(said.contains(why), "{said}");
@@ -279,11 +282,14 @@ async fn a_suspension_closes_the_players_socket_refuses_play_and_ends_by_itself(
     assert_eq!(get(&server, &ann, "/api/v1/me").await.body["restrictions"], json!([]));
 
     // Suspended for four seconds: the seated socket is told why and closed.
-    let until = in_ms(4_000);
+    let earliest = in_ms(4_000);
     let made =
-        post(&server, &olive, &path, json!({"kind": "suspend", "reason": "abuse in chat", "until": until}))
+        post(&server, &olive, &path, json!({"kind": "suspend", "reason": " abuse in chat ", "seconds": 4}))
             .await;
     assert_eq!(made.status, 201, "{}", made.body);
+    let until = made.body["until"].as_u64().unwrap();
+    assert!((earliest..earliest + 2_000).contains(&until), "{until} for {earliest}");
+    assert_eq!(made.body["reason"], json!("abuse in chat"), "kept trimmed");
     assert_eq!(
         (made.body["active"].clone(), made.body["made_by"]["name"].clone()),
         (json!(true), json!("Olive"))
