@@ -33,6 +33,7 @@ import { defenceTests } from './tests/defences.test.mjs';
 import { historyTests } from './tests/history.test.mjs';
 import { layoutTests } from './tests/layout.test.mjs';
 import { lobbyTests } from './tests/lobby.test.mjs';
+import { moderationTests } from './tests/moderation.test.mjs';
 import { looksTests } from './tests/looks.test.mjs';
 import { playTests } from './tests/play.test.mjs';
 import { PRESENCE_ENV, presenceTests } from './tests/presence.test.mjs';
@@ -79,6 +80,7 @@ describe('Spades web client in Chromium', { timeout: 600_000 }, () => {
   passkeyTests(suite);
   passwordTests(suite);
   oidcTests(suite);
+  moderationTests(suite);
   playTests(suite);
   presenceTests(suite);
   timeoutTests(suite);

@@ -4,10 +4,11 @@
 // name with its password signing an account in), the OpenID providers it
 // offers (signing in, linking and unlinking an identity), the sessions
 // signed in to the account (each may be signed out), a token that signs a
-// terminal in as the account, and the account's finished matches.
+// terminal in as the account, and the account's finished matches; what an
+// operator's sanction stops, and for an operator a link to their page.
 // docs/web-client.md, "The player's account".
 
-import { call, listMatches } from './api.js';
+import { call, getMe, listMatches } from './api.js';
 import { confirmDialog, showDialog } from './dialogs.js';
 import { announce, h, replace } from './dom.js';
 import { addPasskey, listPasskeys, passkeysSupported, removePasskey, signInWithPasskey } from './passkey.js';
@@ -121,7 +122,8 @@ export function mountMe(root, { setTitle }) {
       ]);
       return;
     }
-    const [sessions, matches, passkeys, ways] = await Promise.all([
+    const [me, sessions, matches, passkeys, ways] = await Promise.all([
+      getMe().catch((err) => err),
       listSessions().catch((err) => err),
       listMatches(20, { finished: true, mine: true }).catch((err) => err),
       listPasskeys().catch((err) => err),
@@ -131,9 +133,21 @@ export function mountMe(root, { setTitle }) {
     status.textContent = '';
     sessionsBox = sessionsSection(sessions);
     replace(body, [
-      oidcSaid, nameSection(acc, ways), passkeysSection(passkeys, ways), methods.passwords ? passwordSection(acc, ways) : null,
+      oidcSaid, standingSection(me), nameSection(acc, ways), passkeysSection(passkeys, ways), methods.passwords ? passwordSection(acc, ways) : null,
       providersSection(ways), sessionsBox, tokenSection(), matchesSection(matches), signInSection(acc),
     ]);
+  }
+
+  /** What an operator's sanctions stop now (`GET /api/v1/me`'s restrictions), and the operators' page for an operator. */
+  function standingSection(me) {
+    if (me instanceof Error) return null;
+    const words = (r) => `${{ suspend: 'Suspended', ban: 'Banned', mute: 'Muted in chat' }[r.kind] || r.kind}${r.until ? ` until ${when.format(new Date(r.until))}` : ''}: ${r.reason}`;
+    return [
+      me.restrictions?.length ? h('section', { class: 'me-section', id: 'me-restrictions', 'aria-labelledby': 'me-restrictions-h' },
+        h('h3', { id: 'me-restrictions-h' }, 'Restricted by an operator'),
+        h('ul', { class: 'session-list' }, me.restrictions.map((r) => h('li', { class: 'session-item', dataset: { kind: r.kind } }, words(r))))) : null,
+      me.operator ? h('p', {}, h('a', { class: 'btn btn-plain', id: 'me-moderation', href: '/admin' }, 'Moderation')) : null,
+    ];
   }
 
   /** Asks before a browser that plays as `acc` signs in to another account (`how`: "with a passkey"). */

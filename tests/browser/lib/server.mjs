@@ -46,19 +46,25 @@ async function waitHealthy(url, child, ms) {
 }
 
 /**
+ * The runner's environment for the server's binary: the server refuses
+ * every SPADES_* variable that is not a setting (SPADES_<SECTION>__<KEY>),
+ * so the runner's own variables stay out.
+ */
+export function settingsEnv() {
+  return Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('SPADES_') || k.includes('__')));
+}
+
+/**
  * Spawns the server on `port` with the test defaults under `env` and waits
  * until it answers /healthz. Returns `{child, lines}`.
  */
 async function spawnServer(port, env) {
   const bin = serverBinary();
   const lines = [];
-  // The server refuses every SPADES_* variable that is not a setting
-  // (SPADES_<SECTION>__<KEY>), so the runner's own variables stay out.
-  const inherited = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('SPADES_') || k.includes('__')));
   const child = spawn(bin, [], {
     cwd: REPO_ROOT,
     env: {
-      ...inherited,
+      ...settingsEnv(),
       SPADES_SERVER__BIND: `127.0.0.1:${port}`,
       SPADES_TABLES__BOT: 'rule',
       SPADES_TABLES__BOT_DELAY_MS: '120',

@@ -36,7 +36,9 @@ export async function startWebProxy(webDir, upstreamPort) {
       req.pipe(up);
       return;
     }
-    const rel = u.pathname === '/' ? 'index.html' : decodeURIComponent(u.pathname.slice(1));
+    let rel = u.pathname === '/' ? 'index.html' : decodeURIComponent(u.pathname.slice(1));
+    // A page without its `.html` (`/admin`), as the server answers it.
+    if (!path.extname(rel) && !rel.includes('/')) rel += '.html';
     const file = path.resolve(root, rel);
     if (!file.startsWith(root + path.sep)) {
       res.writeHead(404);

@@ -63,12 +63,13 @@ export function firstLoadTests(suite) {
       assert.deepEqual(before.map((l) => l.by), ['link'], `one list, the preloaded one, before the lobby was interactive: ${JSON.stringify(lists)}`);
 
       // Fetched: the lobby's modules, then the looks' (after the lobby);
-      // nothing of the table, the tutorial, the replay, the account page or the verifier.
+      // nothing of the table, the tutorial, the replay, the account page, the
+      // verifier or the operators' page.
       const fetched = new Set(assets.map((r) => fileOf(r.url())));
       const modules = [...fetched].filter((f) => f.endsWith('.js')).sort();
       const expected = new Set([...js(lobbyGraph), ...js(staticGraph(WEB, 'looks.js'))]);
       assert.deepEqual(modules, [...expected].sort(), 'the modules of a lobby load');
-      for (const other of ['js/table.js', 'js/tutorial.js', 'js/replay.js', 'js/me.js', 'js/passkey.js', 'js/verify.js', 'js/sha256.js', 'tutorial.css', 'account.css']) {
+      for (const other of ['js/table.js', 'js/tutorial.js', 'js/replay.js', 'js/me.js', 'js/passkey.js', 'js/verify.js', 'js/sha256.js', 'js/admin.js', 'tutorial.css', 'account.css', 'admin.css']) {
         assert.ok(!fetched.has(other), `${other} is not fetched for the lobby`);
       }
 

@@ -1,0 +1,195 @@
+// Moderation in the browser, on a server with a SQLite store (the command
+// line must reach it): a player sits at a table; an operator, made with
+// the real binary's `admin grant`, opens the operators' page from the
+// account page, finds the player and suspends them with a reason, which
+// the player's table says at once and their account page says while it
+// holds; the operator lifts it; the audit log lists both with their
+// reasons, the newest first, and More pages back; a refusal of the API is
+// said next to its form; the page passes axe-core on a desktop and a
+// phone; a signed-out visitor and a player are told they are not operators.
+
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { it } from 'node:test';
+import { promisify } from 'node:util';
+import { assertAccessible } from '../lib/axe.mjs';
+import { openPage, shot, startDurableStack } from '../lib/harness.mjs';
+import { REPO_ROOT, serverBinary, settingsEnv } from '../lib/server.mjs';
+
+/** `spades-server admin ARGS` on the store of the server in `dataDir`: its output. */
+async function admin(dataDir, ...args) {
+  const { stdout } = await promisify(execFile)(serverBinary(), ['admin', ...args], {
+    cwd: REPO_ROOT,
+    env: { ...settingsEnv(), SPADES_STORAGE__IN_MEMORY: 'false', SPADES_STORAGE__DATA_DIR: dataDir },
+  });
+  return stdout;
+}
+
+/** A guest named `name`, seated at a table of their own (Play now). */
+async function seatedGuest(browser, url, name) {
+  const p = await openPage(browser, url);
+  await p.page.goto('/');
+  await p.page.fill('#player-name', name);
+  await p.page.click('#play-now');
+  await p.page.waitForSelector('.table-screen .seat.me');
+  return p;
+}
+
+/** Waits until the element `sel` shows `text` (innerText: what is rendered). */
+const waitText = (page, sel, text) => page.waitForFunction(([sel, text]) => document.querySelector(sel)?.innerText.includes(text), [sel, text]);
+
+export function moderationTests(suite) {
+  it('moderation: an operator finds a player, suspends them with a reason the table shows, lifts it, and reads both in the audit log', async () => {
+    const { browser } = suite;
+    const stack = await startDurableStack();
+    const pages = [];
+    try {
+      const player = await seatedGuest(browser, stack.url, 'Rowdy');
+      const op = await seatedGuest(browser, stack.url, 'Olive');
+      pages.push(player, op);
+      const { page } = op;
+
+      // Before the command line makes her one, Olive is not an operator,
+      // and her account page has no link to the operators' page.
+      await page.goto('/admin');
+      await waitText(page, '#admin-denied', 'Olive is not one');
+      assert.equal(await page.textContent('#admin-denied-h'), 'You are not an operator');
+      await page.goto('/#/me');
+      await page.waitForSelector('#me-name');
+      assert.equal(await page.$('#me-moderation'), null, 'no link for a player');
+      assert.match(await admin(stack.server.dataDir, 'grant', 'olive'), /^Olive \([0-9a-f-]{36}\) is an operator now/);
+
+      // From her account page to the operators' page.
+      await page.reload();
+      await page.click('#me-moderation');
+      await page.waitForSelector('#admin-find-h');
+      assert.equal(new URL(page.url()).pathname, '/admin');
+      // The log begins with the command line's grant; Olive is the one operator.
+      await waitText(page, '#admin-audit', 'The command line made Olive an operator');
+      await waitText(page, '#admin-operators', 'Olive');
+
+      // Find Rowdy and open the dossier.
+      await page.fill('#admin-q', 'rowd');
+      await page.click('#admin-find');
+      await page.waitForSelector('#admin-results li .btn-open');
+      assert.match(await page.innerText('#admin-results'), /Rowdy\nGuest · made /);
+      await page.click('#admin-results li .btn-open');
+      await waitText(page, '#admin-dossier-h', 'Rowdy');
+      assert.equal(await page.evaluate(() => document.activeElement.id), 'admin-dossier-h', 'the dossier has the focus');
+      assert.match(await page.innerText('#admin-facts'), /Guest account, made .* · 1 session/);
+      assert.match(await page.innerText('#admin-dossier'), /None yet\./);
+      await assertAccessible(assert, page, 'the operators\' page with a dossier');
+
+      // A reason is needed, and a suspension needs an end: said in the form.
+      await page.click('#admin-suspend');
+      assert.match(await page.textContent('#admin-sanction-error'), /Give a reason/);
+      const reason = 'Shouting at the table (browser test)';
+      await page.fill('#admin-reason', reason);
+      await page.selectOption('#admin-for', '0');
+      await page.click('#admin-suspend');
+      assert.match(await page.textContent('#admin-sanction-error'), /needs an end/);
+      await page.selectOption('#admin-for', String(10 * 60));
+      await page.click('#admin-suspend');
+      await page.waitForSelector('#admin-sanctions li.active[data-kind="suspend"]');
+      assert.match(await page.innerText('#admin-sanctions'), new RegExp(`Suspended until .*\nWhy: ${literal(reason)}\nBy Olive, .*\nHolds now`));
+      await waitText(page, '#admin-results', 'Suspended until');
+
+      // The player's table says so at once, with the reason, and stops.
+      await waitText(player.page, 'main', reason);
+      assert.ok(player.rec.received.some((m) => m.type === 'error' && m.code === 'suspended'), 'the error frame came');
+      // Their account page says it while it holds.
+      await player.page.goto('/#/me');
+      await waitText(player.page, '#me-restrictions', `: ${reason}`);
+      assert.match(await player.page.innerText('#me-restrictions li'), /^Suspended until .+: Shouting/);
+      assert.equal(await player.page.$('#me-moderation'), null, 'no link for a player');
+
+      // Lifting asks why; the server's refusal is said next to its form.
+      await page.click('#admin-sanctions li.active .btn-lift');
+      assert.equal(await page.getAttribute('#admin-sanctions li.active .btn-lift', 'aria-expanded'), 'true');
+      await page.click('#admin-sanctions li.active .btn-lift-confirm');
+      assert.match(await page.innerText('#admin-sanctions li.active [role="alert"]'), /Give a reason/);
+      await page.fill('#admin-sanctions li.active input', 'Apologised (browser test)');
+      await page.click('#admin-sanctions li.active .btn-lift-confirm');
+      await page.waitForSelector('#admin-sanctions li[data-kind="suspend"]:not(.active)');
+      assert.match(await page.innerText('#admin-sanctions'), /Lifted .* by Olive: Apologised \(browser test\)/);
+
+      // The audit log, the newest first: the lift, the suspension, the grant.
+      await waitText(page, '#admin-audit', 'Olive lifted a sanction on Rowdy: Apologised (browser test)');
+      const log = await page.$$eval('#admin-audit li', (ls) => ls.map((l) => [l.dataset.action, l.innerText]));
+      assert.deepEqual(log.map(([a]) => a), ['lift', 'suspend', 'grant_operator']);
+      assert.match(log[1][1], new RegExp(`^Olive suspended Rowdy until .*: ${literal(reason)}`));
+      assert.ok(await page.isHidden('#admin-audit-more'), 'no older entries');
+
+      // The player's account page says nothing any more.
+      await player.page.reload();
+      await player.page.waitForSelector('#me-name');
+      assert.equal(await player.page.$('#me-restrictions'), null, 'the suspension is over');
+
+      // Olive may not revoke her own role: the server's 409, in words, next to the form.
+      await page.click('#admin-operators li .btn-open');
+      await waitText(page, '#admin-dossier-h', 'Olive');
+      await page.fill('#admin-role-reason', 'stepping down');
+      await page.click('#admin-role');
+      await page.waitForFunction(() => document.querySelector('#admin-role-error')?.textContent.length > 0);
+      assert.match(await page.textContent('#admin-role-error'), /own/);
+
+      // More pages back through the log: 20 entries a page.
+      await page.evaluate(async (account) => {
+        const post = (path, body) => fetch(path, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) })
+          .then((r) => (r.ok ? r.json() : Promise.reject(new Error(`${path}: ${r.status}`))));
+        for (let i = 0; i < 10; i += 1) {
+          const made = await post(`/api/v1/admin/accounts/${account}/sanctions`, { kind: 'mute', reason: `test mute ${i}` });
+          await post(`/api/v1/admin/sanctions/${made.id}/lift`, { reason: `test lift ${i}` });
+        }
+      }, await page.getAttribute('#admin-results li', 'data-account'));
+      await page.reload();
+      await page.waitForFunction(() => document.querySelectorAll('#admin-audit li').length === 20);
+      assert.match(await page.innerText('#admin-audit li'), /Olive lifted a sanction on Rowdy: test lift 9/);
+      await page.click('#admin-audit-more');
+      await page.waitForFunction(() => document.querySelectorAll('#admin-audit li').length === 23);
+      assert.ok(await page.isHidden('#admin-audit-more'), 'the oldest entry is shown');
+      assert.equal(await page.getAttribute('#admin-audit li:last-child', 'data-action'), 'grant_operator');
+      // The address kept the dossier open: Olive's.
+      await waitText(page, '#admin-dossier-h', 'Olive');
+
+      // A phone: axe-core, and nothing wider than the screen.
+      await page.setViewportSize({ width: 390, height: 844 });
+      await assertAccessible(assert, page, 'the operators\' page on a phone');
+      assert.ok(await page.evaluate(() => document.documentElement.scrollWidth <= 390), 'no sideways scrolling on a phone');
+      await shot(page, 'moderation-phone.png');
+
+      // The player visiting the page is told they are not an operator.
+      await player.page.goto('/admin');
+      await waitText(player.page, '#admin-denied', 'Rowdy is not one');
+      await assertAccessible(assert, player.page, 'the operators\' page for a player');
+
+      // The refusals the pages were sent (the 409) are the only console errors.
+      assert.deepEqual(op.rec.console.map((t) => t.match(/status of (\d+)/)?.[1]), ['409']);
+      op.rec.console.length = 0;
+      for (const p of pages) p.assertClean();
+    } finally {
+      for (const p of pages) await p.close();
+      await stack.stop();
+    }
+  });
+
+  it('moderation: a visitor who is not signed in is told the page is for operators', async () => {
+    const { browser, stack } = suite;
+    const p = await openPage(browser, stack.url);
+    try {
+      await p.page.goto('/admin');
+      await waitText(p.page, '#admin-denied', 'not signed in');
+      assert.equal(await p.page.textContent('#admin-denied-h'), 'You are not an operator');
+      assert.equal(await p.page.getAttribute('#admin-denied-h ~ p a', 'href'), '/');
+      // Nothing was asked but who is signed in.
+      assert.deepEqual(p.rec.requests.map((u) => new URL(u).pathname).filter((u) => u.startsWith('/api/')), ['/api/v1/me']);
+    } finally {
+      await p.close();
+    }
+  });
+}
+
+/** `text` as a literal in a regular expression. */
+function literal(text) {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+}
