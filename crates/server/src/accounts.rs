@@ -20,7 +20,8 @@ use uuid::Uuid;
 use crate::config::AccountsConfig;
 use crate::error::AppError;
 use crate::storage::{
-    AccountRow, AccountStore, Created, NameHolder, NewGuest, Rename, Renamed, SessionRow, SessionsOf,
+    AccountRow, AccountStore, Created, NameHolder, NewGuest, Removal, Rename, Renamed, SessionRow,
+    SessionsOf, Way,
 };
 use crate::text::{NAME_SKELETON_RULE, PLAYER_NAME_MAX, clean_name, name_key, name_skeleton};
 use crate::time::now_ms;
@@ -512,6 +513,21 @@ impl Accounts {
             announce.sessions_ended(&ended);
         }
         Ok(ended)
+    }
+
+    /// Removes `way` from `account` unless it is the last way in (the
+    /// password counts when `passwords` are on), decided in the removal's
+    /// transaction.
+    ///
+    /// # Errors
+    /// Storage.
+    pub async fn remove_way(
+        &self,
+        account: Uuid,
+        way: Way<'_>,
+        passwords: bool,
+    ) -> Result<Removal, AppError> {
+        self.store.remove_way(account, way, passwords).await.map_err(|e| storage(&e))
     }
 
     /// When each of the account's devices was added (Unix ms).

@@ -2,17 +2,22 @@
 //! password (when passwords are on), its passkeys and its OpenID
 //! identities, listed for the
 //! player, and removed only while another is left, so that no account is
-//! locked out by its own player. docs/accounts.md, "Ways to sign in".
+//! locked out by its own player: the store decides that in the removal's
+//! own transaction ([`AccountStore::remove_way`](crate::storage::AccountStore::remove_way)),
+//! so two removals at once cannot both pass. docs/accounts.md, "Ways to
+//! sign in".
 
 use std::sync::Arc;
 
 use spades_protocol::{ErrorCode, Identity, IdentityKind};
+use tracing::info;
 
 use crate::accounts::{Accounts, SignedIn};
 use crate::error::AppError;
 use crate::oidc::Oidc;
 use crate::passkeys::Passkeys;
 use crate::passwords::Passwords;
+use crate::storage::{Removal, Way};
 
 /// The ways into accounts: a narrow view over the services that keep them.
 #[derive(Debug)]
@@ -21,14 +26,6 @@ pub struct Identities {
     passkeys: Arc<Passkeys>,
     passwords: Arc<Passwords>,
     oidc: Arc<Oidc>,
-}
-
-/// What the player would remove.
-#[derive(Debug, Clone, Copy)]
-enum Removing<'a> {
-    Password,
-    Passkey(&'a str),
-    Oidc(&'a str),
 }
 
 impl Identities {
@@ -95,25 +92,23 @@ impl Identities {
         Ok(out)
     }
 
-    /// Whether the account has `what`, and (when it has) that another way
-    /// in is left without it.
+    /// Removes `way` from the signed-in account, when another way in is
+    /// left. `Ok(false)`: it has no such way in.
     ///
     /// # Errors
     /// `last_sign_in` (409) when it is the only one; storage.
-    async fn may_remove(&self, who: &SignedIn, what: Removing<'_>) -> Result<bool, AppError> {
-        let ways = self.list(who).await?;
-        let has = ways.iter().any(|w| match what {
-            Removing::Password => w.kind == IdentityKind::Password,
-            Removing::Passkey(id) => w.kind == IdentityKind::Passkey && w.id.as_deref() == Some(id),
-            Removing::Oidc(id) => w.kind == IdentityKind::Oidc && w.id.as_deref() == Some(id),
-        });
-        if has && ways.len() < 2 {
-            return Err(AppError::new(
+    async fn remove(&self, who: &SignedIn, way: Way<'_>) -> Result<bool, AppError> {
+        match self.accounts.remove_way(who.account.id, way, self.passwords.enabled()).await? {
+            Removal::Done => {
+                info!(account = %who.account.id, way = ?way, "a way to sign in removed");
+                Ok(true)
+            }
+            Removal::Missing => Ok(false),
+            Removal::Last => Err(AppError::new(
                 ErrorCode::LastSignIn,
                 "this is the only way left to sign in to this account: add another (a passkey, a password, another provider) first",
-            ));
+            )),
         }
-        Ok(has)
     }
 
     /// Removes a passkey of the signed-in account, when another way in is
@@ -122,10 +117,7 @@ impl Identities {
     /// # Errors
     /// `last_sign_in`; storage.
     pub async fn remove_passkey(&self, who: &SignedIn, id: &str) -> Result<bool, AppError> {
-        if !self.may_remove(who, Removing::Passkey(id)).await? {
-            return Ok(false);
-        }
-        self.passkeys.remove(who, id).await
+        self.remove(who, Way::Passkey(id)).await
     }
 
     /// Unlinks an OpenID identity of the signed-in account, when another
@@ -134,10 +126,7 @@ impl Identities {
     /// # Errors
     /// `last_sign_in`; storage.
     pub async fn remove_oidc(&self, who: &SignedIn, id: uuid::Uuid) -> Result<bool, AppError> {
-        if !self.may_remove(who, Removing::Oidc(&id.to_string())).await? {
-            return Ok(false);
-        }
-        self.oidc.remove(who, id).await
+        self.remove(who, Way::Oidc(id)).await
     }
 
     /// Removes the signed-in account's password, when another way in is
@@ -146,12 +135,7 @@ impl Identities {
     /// # Errors
     /// `not_found` when passwords are off; `last_sign_in`; storage.
     pub async fn remove_password(&self, who: &SignedIn) -> Result<bool, AppError> {
-        if !self.passwords.enabled() {
-            return self.passwords.remove(who).await;
-        }
-        if !self.may_remove(who, Removing::Password).await? {
-            return Ok(false);
-        }
-        self.passwords.remove(who).await
+        self.passwords.switched_on()?;
+        self.remove(who, Way::Password).await
     }
 }

@@ -511,19 +511,6 @@ impl Oidc {
         self.store.of_account(account).await.map_err(|e| storage(&e))
     }
 
-    /// Unlinks an identity of the signed-in account (the caller has checked
-    /// that another way in is left). `Ok(false)`: it has none of that id.
-    ///
-    /// # Errors
-    /// Storage.
-    pub async fn remove(&self, who: &SignedIn, id: Uuid) -> Result<bool, AppError> {
-        let removed = self.store.remove(who.account.id, id).await.map_err(|e| storage(&e))?;
-        if removed {
-            info!(account = %who.account.id, "OpenID identity unlinked");
-        }
-        Ok(removed)
-    }
-
     /// The label of provider `id`, for the list of ways in.
     pub fn label(&self, id: &str) -> Option<&str> {
         self.providers.get(id).map(|p| p.label.as_str())

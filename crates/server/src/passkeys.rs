@@ -249,15 +249,6 @@ impl Passkeys {
         Ok(rows.iter().map(info).collect())
     }
 
-    /// Removes a passkey of the signed-in account. `Ok(false)`: it has none
-    /// of that id.
-    ///
-    /// # Errors
-    /// Storage.
-    pub async fn remove(&self, who: &SignedIn, id: &str) -> Result<bool, AppError> {
-        self.store.remove(who.account.id, id).await.map_err(|e| storage(&e))
-    }
-
     /// Begins signing in with a passkey: the ceremony's id and the options
     /// for `navigator.credentials.get()` (no credential named: the
     /// authenticator offers the passkeys it holds for this site).

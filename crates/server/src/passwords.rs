@@ -139,7 +139,11 @@ impl Passwords {
         self.enabled
     }
 
-    fn switched_on(&self) -> Result<(), AppError> {
+    /// `not_found` (404) unless passwords are switched on.
+    ///
+    /// # Errors
+    /// As said.
+    pub fn switched_on(&self) -> Result<(), AppError> {
         if self.enabled {
             Ok(())
         } else {
@@ -237,20 +241,6 @@ impl Passwords {
         let signed_out = if changed { self.accounts.sign_out_others(who).await?.len() } else { 0 };
         info!(account = %account, changed, signed_out, "password set");
         Ok(PasswordSet { changed, signed_out: u32::try_from(signed_out).unwrap_or(u32::MAX) })
-    }
-
-    /// Removes the account's password (the caller has checked that
-    /// another way in is left). `Ok(false)`: it had none.
-    ///
-    /// # Errors
-    /// `not_found` when passwords are off; storage.
-    pub async fn remove(&self, who: &SignedIn) -> Result<bool, AppError> {
-        self.switched_on()?;
-        let removed = self.store.remove(who.account.id).await.map_err(|e| storage(&e))?;
-        if removed {
-            info!(account = %who.account.id, "password removed");
-        }
-        Ok(removed)
     }
 
     /// Signs in with an account's name and password: a new session of the

@@ -1358,3 +1358,81 @@ async fn operators_sanctions_and_the_audit_log_round_trip() {
         db.cleanup().await;
     }
 }
+
+/// Two ways into an account removed at once (its password and its only
+/// OpenID identity, as two requests racing, on one node or two): the
+/// removals are counted one after the other, so exactly one goes and the
+/// account keeps a way in. On each database, many times over.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn two_removals_at_once_never_leave_an_account_without_a_way_in() {
+    use spades_server::storage::{Member, NewMember, OidcIdentityRow, Removal, Way};
+    for db in TestDb::all().await {
+        let journal = db.open().await;
+        let kind = journal.kind();
+        let store = journal.accounts();
+        for n in 0..20 {
+            let (id, name) = (Uuid::new_v4(), format!("Member {n}"));
+            let identity = OidcIdentityRow {
+                id: Uuid::new_v4(),
+                issuer: "https://id.example".into(),
+                subject: format!("subject-{n}"),
+                account: id,
+                provider: "club".into(),
+                label: name.clone(),
+                created_at_ms: 1,
+                last_used_at_ms: None,
+            };
+            let new = NewMember { id, name: &name, skeleton: &name.to_lowercase(), now_ms: 1 };
+            assert!(matches!(store.oidc().create_account(&new, &identity).await.unwrap(), Member::Made));
+            store.passwords().set(id, "$argon2id$x", 2).await.unwrap();
+            // On PostgreSQL, both removals are first held at their deletes
+            // (another transaction holds the two rows), then let go at
+            // once: without the account's lock both would count the
+            // other's row as still there.
+            let holder = match &db.pg {
+                Some(_) => {
+                    let mut c = sqlx::PgConnection::connect(&db.url).await.unwrap();
+                    sqlx::raw_sql(sqlx::AssertSqlSafe(format!(
+                        "BEGIN; SELECT 1 FROM passwords WHERE account_id = '{id}' FOR UPDATE; \
+                         SELECT 1 FROM oidc_identities WHERE account_id = '{id}' FOR UPDATE"
+                    )))
+                    .execute(&mut c)
+                    .await
+                    .unwrap();
+                    Some(c)
+                }
+                None => None,
+            };
+            let (a, b) = (store.clone(), store.clone());
+            let password = tokio::spawn(async move { a.remove_way(id, Way::Password, true).await.unwrap() });
+            let unlink =
+                tokio::spawn(async move { b.remove_way(id, Way::Oidc(identity.id), true).await.unwrap() });
+            if let Some(mut c) = holder {
+                let mut watcher = sqlx::PgConnection::connect(&db.url).await.unwrap();
+                let deadline = Instant::now() + Duration::from_secs(5);
+                loop {
+                    let (waiting,): (i64,) = sqlx::query_as(
+                        "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() \
+                         AND wait_event_type = 'Lock'",
+                    )
+                    .fetch_one(&mut watcher)
+                    .await
+                    .unwrap();
+                    if waiting >= 2 || Instant::now() > deadline {
+                        break;
+                    }
+                    tokio::time::sleep(Duration::from_millis(10)).await;
+                }
+                sqlx::raw_sql("ROLLBACK").execute(&mut c).await.unwrap();
+            }
+            let mut outcomes = [password.await.unwrap(), unlink.await.unwrap()];
+            outcomes.sort_by_key(|o| *o != Removal::Done);
+            assert_eq!(outcomes, [Removal::Done, Removal::Last], "{kind}, round {n}");
+            let left = usize::from(store.passwords().get(id).await.unwrap().is_some())
+                + store.oidc().of_account(id).await.unwrap().len();
+            assert_eq!(left, 1, "{kind}, round {n}");
+        }
+        drop((store, journal));
+        db.cleanup().await;
+    }
+}

@@ -27,6 +27,7 @@ mod oidc;
 mod passkeys;
 mod passwords;
 mod sql;
+mod ways;
 
 pub use accounts::{
     AccountRow, AccountStore, Created, NameHolder, NewGuest, Rename, Renamed, SessionRow, SessionsOf,
@@ -41,6 +42,7 @@ pub use passkeys::{PasskeyRow, PasskeyStore};
 pub use passwords::{PasswordRow, PasswordStore};
 use sql::WriteOp;
 pub use sql::{SqlStore, execute_raw};
+pub use ways::{Removal, Way};
 
 /// The fencing token of a table's owner in cluster mode: every write of the
 /// table checks, in its own transaction, that the table's lease row still

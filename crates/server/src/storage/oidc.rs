@@ -197,21 +197,6 @@ impl OidcStore {
             })
             .await
     }
-
-    /// Unlinks an account's identity; `Ok(false)`: it has none of that id.
-    ///
-    /// # Errors
-    /// When the database fails.
-    pub async fn remove(&self, account: Uuid, id: Uuid) -> Result<bool, StorageError> {
-        self.db
-            .run("unlinking an identity", |pool| async move {
-                match pool {
-                    Pool::Sqlite(p) => sqlite::remove(&p, account, id).await,
-                    Pool::Postgres(p) => pg::remove(&p, account, id).await,
-                }
-            })
-            .await
-    }
 }
 
 /// The same SQL for both databases (`$n` placeholders work in both).
@@ -311,14 +296,6 @@ macro_rules! backend {
                     .map(drop)
             }
 
-            pub(super) async fn remove(pool: &$pool, account: Uuid, id: Uuid) -> Result<bool, sqlx::Error> {
-                let done = sqlx::query("DELETE FROM oidc_identities WHERE account_id = $1 AND id = $2")
-                    .bind(account.to_string())
-                    .bind(id.to_string())
-                    .execute(pool)
-                    .await?;
-                Ok(done.rows_affected() == 1)
-            }
         }
     };
 }
@@ -329,7 +306,7 @@ backend!(pg, sqlx::postgres::PgPool);
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::storage::AccountStore;
+    use crate::storage::{AccountStore, Removal, Way};
 
     fn identity(account: Uuid, subject: &str) -> OidcIdentityRow {
         OidcIdentityRow {
@@ -376,8 +353,8 @@ mod tests {
         assert_eq!(oidc.of_account(ann).await.unwrap().len(), 1);
         oidc.used(first.id, 9).await.unwrap();
         assert_eq!(oidc.get("https://id.example", "sub-1").await.unwrap().unwrap().last_used_at_ms, Some(9));
-        assert!(!oidc.remove(bo, first.id).await.unwrap());
-        assert!(oidc.remove(ann, first.id).await.unwrap());
+        assert_eq!(store.remove_way(bo, Way::Oidc(first.id), true).await.unwrap(), Removal::Missing);
+        assert_eq!(store.remove_way(ann, Way::Oidc(first.id), true).await.unwrap(), Removal::Done);
         assert!(oidc.get("https://id.example", "sub-1").await.unwrap().is_none());
         // The issuer is compared exactly: a trailing slash is another issuer.
         let bo_identity = oidc.of_account(bo).await.unwrap().remove(0);

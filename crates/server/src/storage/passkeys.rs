@@ -123,21 +123,6 @@ impl PasskeyStore {
             })
             .await
     }
-
-    /// Removes an account's passkey; `Ok(false)`: it has none of that id.
-    ///
-    /// # Errors
-    /// When the database fails.
-    pub async fn remove(&self, account: Uuid, id: &str) -> Result<bool, StorageError> {
-        self.db
-            .run("removing a passkey", |pool| async move {
-                match pool {
-                    Pool::Sqlite(p) => sqlite::remove(&p, account, id).await,
-                    Pool::Postgres(p) => pg::remove(&p, account, id).await,
-                }
-            })
-            .await
-    }
 }
 
 /// The same SQL for both databases (`$n` placeholders work in both).
@@ -196,15 +181,6 @@ macro_rules! backend {
                     .await
                     .map(drop)
             }
-
-            pub(super) async fn remove(pool: &$pool, account: Uuid, id: &str) -> Result<bool, sqlx::Error> {
-                let done = sqlx::query("DELETE FROM passkeys WHERE account_id = $1 AND id = $2")
-                    .bind(account.to_string())
-                    .bind(id)
-                    .execute(pool)
-                    .await?;
-                Ok(done.rows_affected() == 1)
-            }
         }
     };
 }
@@ -215,7 +191,7 @@ backend!(pg, sqlx::postgres::PgPool);
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::storage::AccountStore;
+    use crate::storage::{AccountStore, Removal, Way};
 
     #[tokio::test]
     async fn a_credential_belongs_to_one_account() {
@@ -236,8 +212,8 @@ mod tests {
         assert_eq!(passkeys.get("c0ffee").await.unwrap().unwrap().account, ann);
         assert!(passkeys.of_account(bo).await.unwrap().is_empty());
         // Removed only by its account.
-        assert!(!passkeys.remove(bo, "c0ffee").await.unwrap());
-        assert!(passkeys.remove(ann, "c0ffee").await.unwrap());
+        assert_eq!(store.remove_way(bo, Way::Passkey("c0ffee"), true).await.unwrap(), Removal::Missing);
+        assert_eq!(store.remove_way(ann, Way::Passkey("c0ffee"), true).await.unwrap(), Removal::Done);
         assert!(passkeys.get("c0ffee").await.unwrap().is_none());
     }
 }

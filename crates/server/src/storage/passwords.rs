@@ -110,21 +110,6 @@ impl PasswordStore {
             })
             .await
     }
-
-    /// Removes the account's password; `Ok(false)`: it had none.
-    ///
-    /// # Errors
-    /// When the database fails.
-    pub async fn remove(&self, account: Uuid) -> Result<bool, StorageError> {
-        self.db
-            .run("removing a password", |pool| async move {
-                match pool {
-                    Pool::Sqlite(p) => sqlite::remove(&p, account).await,
-                    Pool::Postgres(p) => pg::remove(&p, account).await,
-                }
-            })
-            .await
-    }
 }
 
 /// The same SQL for both databases (`$n` placeholders work in both).
@@ -176,13 +161,6 @@ macro_rules! backend {
                     .map(drop)
             }
 
-            pub(super) async fn remove(pool: &$pool, account: Uuid) -> Result<bool, sqlx::Error> {
-                let done = sqlx::query("DELETE FROM passwords WHERE account_id = $1")
-                    .bind(account.to_string())
-                    .execute(pool)
-                    .await?;
-                Ok(done.rows_affected() == 1)
-            }
         }
     };
 }
@@ -193,7 +171,7 @@ backend!(pg, sqlx::postgres::PgPool);
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::storage::AccountStore;
+    use crate::storage::{AccountStore, Removal, Way};
 
     #[tokio::test]
     async fn a_password_is_set_replaced_used_and_removed() {
@@ -216,8 +194,8 @@ mod tests {
         assert_eq!(passwords.get(ann).await.unwrap().unwrap().last_used_at_ms, Some(20));
         // Another account's is its own.
         assert!(passwords.get(bo).await.unwrap().is_none());
-        assert!(!passwords.remove(bo).await.unwrap());
-        assert!(passwords.remove(ann).await.unwrap());
+        assert_eq!(store.remove_way(bo, Way::Password, true).await.unwrap(), Removal::Missing);
+        assert_eq!(store.remove_way(ann, Way::Password, true).await.unwrap(), Removal::Done);
         assert!(passwords.get(ann).await.unwrap().is_none());
         assert!(!format!("{second:?}").contains("argon2id"), "Debug shows no hash");
     }
