@@ -134,7 +134,7 @@ export function mountMe(root, { setTitle }) {
     sessionsBox = sessionsSection(sessions);
     replace(body, [
       oidcSaid, standingSection(me), nameSection(acc, ways), passkeysSection(passkeys, ways), methods.passwords ? passwordSection(acc, ways) : null,
-      providersSection(ways), sessionsBox, tokenSection(), matchesSection(matches), signInSection(acc),
+      providersSection(ways), sessionsBox, tokenSection(), matchesSection(matches), dataSection(), signInSection(acc),
     ]);
   }
 
@@ -575,6 +575,13 @@ export function mountMe(root, { setTitle }) {
     return h('section', { class: 'me-section', id: 'me-sessions', 'aria-labelledby': 'me-sessions-h' }, head,
       h('p', { class: 'muted small' }, 'Each browser or program signed in to this account. Signing one out closes its tables\' connections at once; it can no longer play as you.'),
       h('ul', { class: 'session-list', id: 'session-list' }, rows), all, said);
+  }
+
+  /** The account's data as one JSON file (`GET /api/v1/me/export`, a download). */
+  function dataSection() {
+    return h('section', { class: 'me-section', 'aria-labelledby': 'me-data-h' }, h('h3', { id: 'me-data-h' }, 'Your data'),
+      h('p', { class: 'muted' }, 'Everything this server keeps about your account, without a secret: ways in, sessions, matches and any sanction.'),
+      h('p', {}, h('a', { class: 'btn btn-plain', id: 'me-export', href: '/api/v1/me/export', download: '' }, 'Download my data')));
   }
 
   function matchesSection(matches) {

@@ -368,3 +368,44 @@ pub struct NameSuggestion {
     /// The name.
     pub name: String,
 }
+
+/// A sanction on the player's own account, as their data export gives it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+pub struct OwnSanction {
+    /// What it stops.
+    pub kind: crate::SanctionKind,
+    /// The reason the operator gave.
+    pub reason: String,
+    /// Made, Unix ms.
+    pub made_at: u64,
+    /// When it ended or ends by itself, Unix ms; absent: when lifted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub until: Option<u64>,
+    /// When an operator lifted it, Unix ms.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lifted_at: Option<u64>,
+}
+
+/// `GET /api/v1/me/export`: everything the server keeps about the
+/// signed-in account, without a secret (no device secret, session token,
+/// password hash, passkey key or provider token is kept in a readable form,
+/// and none is here).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+pub struct AccountExport {
+    /// When the export was made, Unix ms.
+    pub exported_at: u64,
+    /// The account.
+    pub account: Account,
+    /// Whether it is an operator.
+    pub operator: bool,
+    /// Every way into it: devices, the password, passkeys, OpenID
+    /// identities (when added and last used; never the secret).
+    pub identities: Vec<Identity>,
+    /// Its sessions that have not ended (client, address, times).
+    pub sessions: Vec<SessionInfo>,
+    /// Every match in which it held a seat, the newest first; each
+    /// match's whole record is at `GET /api/v1/matches/{table}`.
+    pub matches: Vec<crate::MatchSummary>,
+    /// The sanctions operators put on it, lifted and ended ones too.
+    pub sanctions: Vec<OwnSanction>,
+}

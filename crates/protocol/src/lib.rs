@@ -30,9 +30,10 @@ mod moderation;
 mod read;
 
 pub use accounts::{
-    Account, AccountKind, AddPasskey, GuestSignIn, Identity, IdentityKind, IssuedSession, Me, NameSuggestion,
-    NewSession, OidcProvider, PasskeyInfo, PasskeyOptions, PasskeySignIn, PasswordSet, PasswordSignIn,
-    RenameAccount, SessionDelivery, SessionInfo, SetPassword, SignInMethods, SignedIn,
+    Account, AccountExport, AccountKind, AddPasskey, GuestSignIn, Identity, IdentityKind, IssuedSession, Me,
+    NameSuggestion, NewSession, OidcProvider, OwnSanction, PasskeyInfo, PasskeyOptions, PasskeySignIn,
+    PasswordSet, PasswordSignIn, RenameAccount, SessionDelivery, SessionInfo, SetPassword, SignInMethods,
+    SignedIn,
 };
 pub use change::{ApplyError, Change, ClockChange, Deal};
 pub use moderation::{

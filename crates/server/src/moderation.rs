@@ -16,7 +16,7 @@ use std::sync::{Arc, OnceLock};
 
 use dashmap::DashMap;
 use spades_protocol::{
-    AccountRef, AuditEntry, ErrorCode, Lifted, ModeratedAccount, NewSanction, Restriction,
+    AccountRef, AuditEntry, ErrorCode, Lifted, ModeratedAccount, NewSanction, OwnSanction, Restriction,
     SANCTION_SECONDS_MAX, Sanction, SanctionKind,
 };
 use tokio_util::sync::CancellationToken;
@@ -234,6 +234,25 @@ impl Moderation {
         Ok(active
             .into_iter()
             .map(|s| Restriction { kind: s.kind, reason: s.reason, until: s.until_ms })
+            .collect())
+    }
+
+    /// Every sanction on `account`, as its player's data export gives it
+    /// (no operator named).
+    ///
+    /// # Errors
+    /// Storage.
+    pub async fn own_sanctions(&self, account: Uuid) -> Result<Vec<OwnSanction>, AppError> {
+        let all = self.store.sanctions(account, None).await.map_err(|e| storage(&e))?;
+        Ok(all
+            .into_iter()
+            .map(|s| OwnSanction {
+                kind: s.kind,
+                reason: s.reason,
+                made_at: s.made_at_ms,
+                until: s.until_ms,
+                lifted_at: s.lifted_at_ms,
+            })
             .collect())
     }
 

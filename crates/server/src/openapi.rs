@@ -44,6 +44,7 @@ use crate::{admin, people, rest};
         people::passkey_sign_in,
         people::sign_in_methods,
         people::identities,
+        people::export,
         people::set_password,
         people::remove_password,
         people::password_sign_in,

@@ -13,9 +13,9 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{delete, get, post, put};
 use axum::{Json, Router};
 use spades_protocol::{
-    Account, AddPasskey, ApiError, ErrorCode, GuestSignIn, Identity, IssuedSession, Me, NameSuggestion,
-    NewSession, PasskeyInfo, PasskeyOptions, PasskeySignIn, PasswordSet, PasswordSignIn, RenameAccount,
-    SessionDelivery, SessionInfo, SetPassword, SignInMethods, SignedIn,
+    Account, AccountExport, AddPasskey, ApiError, ErrorCode, GuestSignIn, Identity, IssuedSession, Me,
+    NameSuggestion, NewSession, PasskeyInfo, PasskeyOptions, PasskeySignIn, PasswordSet, PasswordSignIn,
+    RenameAccount, SessionDelivery, SessionInfo, SetPassword, SignInMethods, SignedIn,
 };
 use uuid::Uuid;
 
@@ -29,6 +29,7 @@ use crate::boundary::{
 use crate::error::AppError;
 use crate::passkeys::PASSKEY_NAME_MAX;
 use crate::state::AppState;
+use crate::storage::MatchPage;
 
 /// The routes, merged into `rest::routes` by `app.rs`.
 pub fn routes() -> Router<AppState> {
@@ -45,6 +46,7 @@ pub fn routes() -> Router<AppState> {
         .route("/passkeys/sign-in", post(passkey_sign_in))
         .route("/me/password", put(set_password).delete(remove_password))
         .route("/me/identities", get(identities))
+        .route("/me/export", get(export))
         .route("/passwords/sign-in", post(password_sign_in))
         .route("/sign-in/methods", get(sign_in_methods))
         .route("/oidc/{provider}/start", get(oidc_start))
@@ -530,6 +532,59 @@ pub async fn sign_in_methods(State(state): State<AppState>) -> Response {
 )]
 pub async fn identities(State(state): State<AppState>, Signed(who): Signed) -> Result<Response, AppError> {
     Ok(no_store(Json(state.identities.list(&who).await?).into_response()))
+}
+
+/// The most matches one export lists (pages of the match list, read in turn).
+const EXPORT_MATCHES_MAX: usize = 10_000;
+
+/// Everything the server keeps about the signed-in account, as one JSON
+/// file: the account, its ways in, sessions, matches and sanctions, never
+/// a secret.
+#[utoipa::path(
+    get,
+    path = "/api/v1/me/export",
+    tag = "accounts",
+    security(("session_cookie" = []), ("bearer" = [])),
+    responses(
+        (status = 200, description = "The account's data, as a download (`Content-Disposition: attachment`)", body = AccountExport),
+        (status = 401, description = "No session, or one that expired or was signed out (`unauthorized`)", body = ApiError),
+        (status = 429, description = "Too many requests from this address (`rate_limited`; see `Retry-After`)", body = ApiError),
+        (status = 503, description = "Accounts or matches cannot be read right now (`storage_unavailable`), or the server is too busy (`capacity`, `internal`)", body = ApiError),
+    )
+)]
+pub async fn export(State(state): State<AppState>, Signed(who): Signed) -> Result<Response, AppError> {
+    let id = who.account.id;
+    let sessions = state.accounts.sessions(&who).await?;
+    let mut matches: Vec<spades_protocol::MatchSummary> = Vec::new();
+    loop {
+        let page = MatchPage {
+            limit: 200,
+            finished: None,
+            before: matches.last().map(|m| m.table),
+            account: Some(id),
+        };
+        let more = state.journal.summaries(&page).await.map_err(|e| AppError::store_failed("matches", &e))?;
+        let done = more.len() < page.limit;
+        matches.extend(more);
+        if done || matches.len() >= EXPORT_MATCHES_MAX {
+            break;
+        }
+    }
+    let body = AccountExport {
+        exported_at: crate::time::now_ms(),
+        account: state.accounts.account_view(&who.account),
+        operator: state.moderation.is_operator(id).await?,
+        identities: state.identities.list(&who).await?,
+        sessions: sessions.iter().map(|s| Accounts::session_view(s, who.session.id)).collect(),
+        matches,
+        sanctions: state.moderation.own_sanctions(id).await?,
+    };
+    let mut response = Json(body).into_response();
+    let file = format!("attachment; filename=\"spades-account-{id}.json\"");
+    if let Ok(value) = HeaderValue::from_str(&file) {
+        response.headers_mut().insert(header::CONTENT_DISPOSITION, value);
+    }
+    Ok(no_store(response))
 }
 
 /// Sets or changes the signed-in account's password (when passwords are on).

@@ -8,6 +8,7 @@
 // token that signs a terminal in as the account.
 
 import assert from 'node:assert/strict';
+import { readFile } from 'node:fs/promises';
 import { it } from 'node:test';
 import { assertAccessible } from '../lib/axe.mjs';
 import { openPage, shot, tableIdOf, tableStatus } from '../lib/harness.mjs';
@@ -285,6 +286,16 @@ export function accountTests(suite) {
       await page.waitForFunction(() => /once every 24 hours/.test(document.querySelector('#me-name-error').textContent));
       assert.equal((await meOf(page)).body.account.name, 'Saoirse B');
       assert.equal((await tableStatus(stack.api, id)).seats.filter((s) => s.kind === 'human').length, 1);
+
+      // The account's data, downloaded as one JSON file, with no secret.
+      const [download] = await Promise.all([page.waitForEvent('download'), page.click('#me-export')]);
+      assert.match(download.suggestedFilename(), /^spades-account-[0-9a-f-]{36}\.json$/);
+      const text = await readFile(await download.path(), 'utf8');
+      const data = JSON.parse(text);
+      assert.equal(data.account.name, 'Saoirse B');
+      assert.deepEqual(data.identities.map((i) => i.kind), ['device']);
+      const device = await page.evaluate(() => JSON.parse(localStorage.getItem('spades.v1.device')));
+      assert.ok(device?.length >= 32 && !text.includes(device), 'the device secret is not in the export');
     } finally {
       await other?.close();
       await p.close();

@@ -428,3 +428,54 @@ async fn a_mute_refuses_chat_and_a_ban_holds_until_it_is_lifted() {
     server.stop().await;
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[tokio::test]
+async fn a_player_takes_their_data_as_json_without_a_secret() {
+    let (server, dir) = server().await;
+    let olive = operator(&server, &dir).await;
+    let (ann, ann_id) = player(&server, 1, "Ann").await;
+    let made = send(server.http.post(server.url("/api/v1/tables")).bearer_auth(&ann).json(&json!({}))).await;
+    let table: spades_protocol::CreatedTable = serde_json::from_value(made.body).unwrap();
+    let mut seat = seated(&server, &ann, table.table).await;
+    for msg in [ClientMessage::AddBots { owner_token: None }, ClientMessage::Start { owner_token: None }] {
+        assert!(code_of(&seat.request(msg).await).is_none());
+    }
+    let mute = post(
+        &server,
+        &olive,
+        &format!("/api/v1/admin/accounts/{ann_id}/sanctions"),
+        json!({"kind": "mute", "reason": "spam"}),
+    )
+    .await;
+    let lift = format!("/api/v1/admin/sanctions/{}/lift", mute.body["id"].as_str().unwrap());
+    assert_eq!(post(&server, &olive, &lift, json!({"reason": "sorry"})).await.status, 200);
+
+    refused(&send(server.http.get(server.url("/api/v1/me/export"))).await, 401, ErrorCode::Unauthorized);
+    let resp = server.http.get(server.url("/api/v1/me/export")).bearer_auth(&ann).send().await.unwrap();
+    assert_eq!(resp.status(), 200);
+    assert_eq!(
+        resp.headers()["content-disposition"],
+        format!("attachment; filename=\"spades-account-{ann_id}.json\"").as_str()
+    );
+    assert_eq!(resp.headers()["cache-control"], "no-store");
+    let text = resp.text().await.unwrap();
+    for secret in [ann.as_str(), secret(1).as_str()] {
+        assert!(!text.contains(secret), "a secret is in the export");
+    }
+    let data: Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(
+        (data["account"]["id"].as_str(), data["account"]["name"].as_str()),
+        (Some(ann_id.as_str()), Some("Ann"))
+    );
+    assert_eq!(data["operator"], json!(false));
+    assert_eq!(data["identities"].as_array().unwrap().len(), 1, "{}", data["identities"]);
+    assert_eq!(data["identities"][0]["kind"], json!("device"));
+    assert_eq!(data["sessions"].as_array().unwrap().len(), 1);
+    assert_eq!(data["sessions"][0]["current"], json!(true));
+    assert_eq!(data["matches"][0]["table"], json!(table.table), "{}", data["matches"]);
+    let sanction = &data["sanctions"][0];
+    assert_eq!((sanction["kind"].as_str(), sanction["reason"].as_str()), (Some("mute"), Some("spam")));
+    assert!(sanction["lifted_at"].as_u64().is_some() && sanction.get("made_by").is_none(), "{sanction}");
+    server.stop().await;
+    let _ = std::fs::remove_dir_all(&dir);
+}
