@@ -211,9 +211,14 @@ function mountAdmin(me) {
       h('div', { class: 'field' }, h('label', { for: 'admin-for' }, 'For'), length,
         h('small', { class: 'hint' }, 'A suspension needs an end; a mute may have one; a ban has none (it holds until lifted).')),
       h('div', { class: 'admin-actions' }, buttons), error);
+    // Enter in the reason chooses no action: the operator clicks one.
+    reason.addEventListener('keydown', (e) => {
+      if (e.key === 'Enter') e.preventDefault();
+    });
     form.addEventListener('submit', (e) => {
       e.preventDefault();
-      const kind = e.submitter?.value || 'suspend';
+      const kind = e.submitter?.value;
+      if (!kind) return;
       const seconds = Number(length.value);
       if (kind === 'suspend' && !seconds) {
         error.textContent = 'A suspension needs an end: choose how long (a ban has none).';

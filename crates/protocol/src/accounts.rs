@@ -403,8 +403,9 @@ pub struct AccountExport {
     pub identities: Vec<Identity>,
     /// Its sessions that have not ended (client, address, times).
     pub sessions: Vec<SessionInfo>,
-    /// Every match in which it held a seat, the newest first; each
-    /// match's whole record is at `GET /api/v1/matches/{table}`.
+    /// Every match in which it held a seat (at most the 10,000 newest),
+    /// the newest first; each match's whole record is at
+    /// `GET /api/v1/matches/{table}`.
     pub matches: Vec<crate::MatchSummary>,
     /// The sanctions operators put on it, lifted and ended ones too.
     pub sanctions: Vec<OwnSanction>,

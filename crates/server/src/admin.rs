@@ -3,7 +3,7 @@
 //! every request) and every change names its reason; the rules and the
 //! audit log are `moderation.rs`'s.
 
-use axum::extract::{Path, State};
+use axum::extract::{DefaultBodyLimit, Path, State};
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post, put};
@@ -14,7 +14,7 @@ use spades_protocol::{
 };
 use uuid::Uuid;
 
-use crate::boundary::{JsonBody, Operator, RawQuery, bad_query, limit_of, query_pairs};
+use crate::boundary::{JsonBody, MAX_BODY_BYTES, Operator, RawQuery, bad_query, limit_of, query_pairs};
 use crate::error::AppError;
 use crate::state::AppState;
 use crate::storage::MatchPage;
@@ -35,6 +35,7 @@ pub fn routes() -> Router<AppState> {
         .route("/admin/sanctions/{sanction}/lift", post(lift_sanction))
         .route("/admin/operators", get(operators))
         .route("/admin/audit", get(audit))
+        .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
 }
 
 /// Operator answers are never cached.
@@ -59,7 +60,7 @@ fn id_of(raw: &str, what: &str) -> Result<Uuid, AppError> {
         (status = 200, description = "At most 50 accounts, by name, each with whether it is an operator and the sanctions that hold it", body = Vec<ModeratedAccount>),
         (status = 400, description = "No `q`, one of more than 100 characters, or another parameter (`bad_message`)", body = ApiError),
         (status = 401, description = "No session, or one that expired or was signed out (`unauthorized`)", body = ApiError),
-        (status = 403, description = "Not an operator (`not_operator`), or a request another site's page made (`bad_message`)", body = ApiError),
+        (status = 403, description = "Not an operator (`not_operator`), an operator who is suspended or banned (`suspended`, `banned`), or a request another site's page made (`bad_message`)", body = ApiError),
     )
 )]
 pub async fn find_accounts(
@@ -90,7 +91,7 @@ pub async fn find_accounts(
     responses(
         (status = 200, description = "The account's dossier", body = AccountDossier),
         (status = 401, description = "No session, or one that expired or was signed out (`unauthorized`)", body = ApiError),
-        (status = 403, description = "Not an operator (`not_operator`), or a request another site's page made (`bad_message`)", body = ApiError),
+        (status = 403, description = "Not an operator (`not_operator`), an operator who is suspended or banned (`suspended`, `banned`), or a request another site's page made (`bad_message`)", body = ApiError),
         (status = 404, description = "No account has this id (`not_found`)", body = ApiError),
     )
 )]
@@ -123,7 +124,7 @@ pub async fn dossier(
         (status = 201, description = "The sanction, written to the audit log", body = Sanction),
         (status = 400, description = "A reason that is blank, too long or holds control characters, or `seconds` out of range (`invalid_options`); a body that is not a sanction (`invalid_options`)", body = ApiError),
         (status = 401, description = "No session, or one that expired or was signed out (`unauthorized`)", body = ApiError),
-        (status = 403, description = "Not an operator (`not_operator`), or a request another site's page made (`bad_message`)", body = ApiError),
+        (status = 403, description = "Not an operator (`not_operator`), an operator who is suspended or banned (`suspended`, `banned`), or a request another site's page made (`bad_message`)", body = ApiError),
         (status = 404, description = "No account has this id (`not_found`)", body = ApiError),
         (status = 413, description = "A body over 16 KiB (`bad_message`)", body = ApiError),
         (status = 415, description = "A body that is not `Content-Type: application/json` (`bad_message`)", body = ApiError),
@@ -152,7 +153,7 @@ pub async fn add_sanction(
         (status = 200, description = "Lifted, written to the audit log", body = Sanction),
         (status = 400, description = "A reason that is blank, too long or holds control characters (`invalid_options`)", body = ApiError),
         (status = 401, description = "No session, or one that expired or was signed out (`unauthorized`)", body = ApiError),
-        (status = 403, description = "Not an operator (`not_operator`), or a request another site's page made (`bad_message`)", body = ApiError),
+        (status = 403, description = "Not an operator (`not_operator`), an operator who is suspended or banned (`suspended`, `banned`), or a request another site's page made (`bad_message`)", body = ApiError),
         (status = 404, description = "No sanction has this id (`not_found`)", body = ApiError),
         (status = 409, description = "The sanction was lifted already or ran out (`invalid_options`)", body = ApiError),
         (status = 413, description = "A body over 16 KiB (`bad_message`)", body = ApiError),
@@ -182,7 +183,7 @@ pub async fn lift_sanction(
         (status = 200, description = "The account after (written to the audit log when it changed)", body = ModeratedAccount),
         (status = 400, description = "A reason that is blank, too long or holds control characters (`invalid_options`)", body = ApiError),
         (status = 401, description = "No session, or one that expired or was signed out (`unauthorized`)", body = ApiError),
-        (status = 403, description = "Not an operator (`not_operator`), or a request another site's page made (`bad_message`)", body = ApiError),
+        (status = 403, description = "Not an operator (`not_operator`), an operator who is suspended or banned (`suspended`, `banned`), or a request another site's page made (`bad_message`)", body = ApiError),
         (status = 404, description = "No account has this id (`not_found`)", body = ApiError),
         (status = 409, description = "An operator revoking their own role (`invalid_options`)", body = ApiError),
         (status = 413, description = "A body over 16 KiB (`bad_message`)", body = ApiError),
@@ -209,7 +210,7 @@ pub async fn set_operator(
     responses(
         (status = 200, description = "The operators", body = Vec<ModeratedAccount>),
         (status = 401, description = "No session, or one that expired or was signed out (`unauthorized`)", body = ApiError),
-        (status = 403, description = "Not an operator (`not_operator`), or a request another site's page made (`bad_message`)", body = ApiError),
+        (status = 403, description = "Not an operator (`not_operator`), an operator who is suspended or banned (`suspended`, `banned`), or a request another site's page made (`bad_message`)", body = ApiError),
     )
 )]
 pub async fn operators(State(state): State<AppState>, _: Operator) -> Result<Response, AppError> {
@@ -235,7 +236,7 @@ pub async fn operators(State(state): State<AppState>, _: Operator) -> Result<Res
         (status = 200, description = "The entries, the newest first", body = Vec<AuditEntry>),
         (status = 400, description = "A `before` or `limit` that is not a number in range, or another parameter (`bad_message`)", body = ApiError),
         (status = 401, description = "No session, or one that expired or was signed out (`unauthorized`)", body = ApiError),
-        (status = 403, description = "Not an operator (`not_operator`), or a request another site's page made (`bad_message`)", body = ApiError),
+        (status = 403, description = "Not an operator (`not_operator`), an operator who is suspended or banned (`suspended`, `banned`), or a request another site's page made (`bad_message`)", body = ApiError),
     )
 )]
 pub async fn audit(

@@ -366,7 +366,8 @@ async fn session_of(state: &AppState, presented: Presented) -> Result<SignedIn, 
 /// site's page made (an `Origin` other than this server's own, whatever
 /// `server.allowed_origins` says, or a `Sec-Fetch-Site` other than
 /// `same-origin` or `none`), 401 `unauthorized` without a session, 403
-/// `not_operator` for an account that is not an operator. Read from the
+/// `not_operator` for an account that is not an operator, 403 `suspended`
+/// or `banned` for an operator who is. Read from the
 /// store at every request, so a revoked role counts at once.
 #[derive(Debug)]
 pub struct Operator(pub SignedIn);
@@ -390,6 +391,12 @@ impl FromRequestParts<AppState> for Operator {
         let who = signed(state, &parts.headers).await?;
         if !state.moderation.is_operator(who.account.id).await? {
             return Err(AppError::new(ErrorCode::NotOperator, "this is for the server's operators only"));
+        }
+        // A suspended or banned operator may do nothing as one (not even
+        // lift their own sanction); read strictly: a store that cannot
+        // answer refuses.
+        if let Some(sanction) = state.moderation.standing(who.account.id).await?.barred {
+            return Err(crate::moderation::refusal(&sanction));
         }
         Ok(Operator(who))
     }

@@ -105,8 +105,6 @@ fn main() -> anyhow::Result<()> {
         .block_on(run(config))
 }
 
-/// GET /healthz on the configured port over loopback, with a short
-/// timeout; no HTTP client needed.
 /// `spades-server admin …`: what to print, or why it failed.
 async fn admin(config: &Config, action: Admin) -> Result<String, String> {
     use spades_server::accounts::Accounts;
@@ -137,6 +135,8 @@ async fn admin(config: &Config, action: Admin) -> Result<String, String> {
     }
 }
 
+/// GET /healthz on the configured port over loopback, with a short
+/// timeout; no HTTP client needed.
 fn healthcheck(config: &Config) -> bool {
     use std::io::{Read, Write};
     use std::time::Duration;

@@ -12,6 +12,7 @@
 //! ([`Announce`]), on every other node. A suspension ends by itself at its
 //! time: nothing has to run for it, the next check finds it over.
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
 
 use dashmap::DashMap;
@@ -87,40 +88,30 @@ pub fn refusal(sanction: &SanctionRow) -> AppError {
 pub struct Moderation {
     store: ModerationStore,
     accounts: Arc<Accounts>,
-    /// The open connections of each signed-in account, by account id:
+    /// The open connections that play as each account (signed in as it,
+    /// or in a seat it holds), by account id: each connection's token,
     /// cancelled when the account is suspended or banned.
-    live: DashMap<Uuid, Live>,
+    live: DashMap<Uuid, Vec<(u64, CancellationToken)>>,
+    /// The next watch's number.
+    watches: AtomicU64,
     announce: OnceLock<Arc<dyn Announce>>,
 }
 
-#[derive(Debug)]
-struct Live {
-    barred: CancellationToken,
-    watchers: usize,
-}
-
-/// A connection's hold on its account: [`AccountWatch::barred`] is
-/// cancelled when the account is suspended or banned, here or on another
-/// node.
+/// A connection's hold on an account it plays as: the connection's token
+/// is cancelled when the account is suspended or banned, here or on
+/// another node. Dropped, it lets go of that account only.
 #[derive(Debug)]
 pub struct AccountWatch {
     moderation: Arc<Moderation>,
     account: Uuid,
-    barred: CancellationToken,
-}
-
-impl AccountWatch {
-    /// Cancelled when the account is suspended or banned.
-    pub fn barred(&self) -> &CancellationToken {
-        &self.barred
-    }
+    id: u64,
 }
 
 impl Drop for AccountWatch {
     fn drop(&mut self) {
-        self.moderation.live.remove_if_mut(&self.account, |_, live| {
-            live.watchers -= 1;
-            live.watchers == 0
+        self.moderation.live.remove_if_mut(&self.account, |_, held| {
+            held.retain(|(id, _)| *id != self.id);
+            held.is_empty()
         });
     }
 }
@@ -148,7 +139,13 @@ fn reference((id, name): &(Uuid, String)) -> AccountRef {
 impl Moderation {
     /// The service on `store`, finding accounts through `accounts`.
     pub fn new(store: ModerationStore, accounts: Arc<Accounts>) -> Moderation {
-        Moderation { store, accounts, live: DashMap::new(), announce: OnceLock::new() }
+        Moderation {
+            store,
+            accounts,
+            live: DashMap::new(),
+            watches: AtomicU64::new(0),
+            announce: OnceLock::new(),
+        }
     }
 
     /// Cluster mode: suspensions and bans made here are announced to the
@@ -157,22 +154,19 @@ impl Moderation {
         let _ = self.announce.set(announce);
     }
 
-    /// A connection's hold on `account` (see [`AccountWatch`]).
-    pub fn watch(self: &Arc<Self>, account: Uuid) -> AccountWatch {
-        let mut live = self
-            .live
-            .entry(account)
-            .or_insert_with(|| Live { barred: CancellationToken::new(), watchers: 0 });
-        live.watchers += 1;
-        let barred = live.barred.clone();
-        drop(live);
-        AccountWatch { moderation: Arc::clone(self), account, barred }
+    /// A connection's hold on `account`: `barred` (the connection's own
+    /// token) is cancelled when the account is suspended or banned (see
+    /// [`AccountWatch`]).
+    pub fn watch(self: &Arc<Self>, account: Uuid, barred: &CancellationToken) -> AccountWatch {
+        let id = self.watches.fetch_add(1, Ordering::Relaxed);
+        self.live.entry(account).or_default().push((id, barred.clone()));
+        AccountWatch { moderation: Arc::clone(self), account, id }
     }
 
     /// Closes this node's connections of `account` (suspended or banned).
     pub fn bar(&self, account: Uuid) {
-        if let Some((_, live)) = self.live.remove(&account) {
-            live.barred.cancel();
+        if let Some((_, held)) = self.live.remove(&account) {
+            held.iter().for_each(|(_, barred)| barred.cancel());
         }
     }
 
@@ -324,8 +318,7 @@ impl Moderation {
     /// # Errors
     /// Storage.
     pub async fn find(&self, query: &str) -> Result<Vec<AccountRow>, AppError> {
-        let query = query.trim();
-        if let Ok(id) = Uuid::parse_str(query) {
+        if let Ok(id) = Uuid::parse_str(query.trim()) {
             return Ok(self.accounts.account(id).await?.into_iter().collect());
         }
         self.store

@@ -546,7 +546,7 @@ const EXPORT_MATCHES_MAX: usize = 10_000;
     tag = "accounts",
     security(("session_cookie" = []), ("bearer" = [])),
     responses(
-        (status = 200, description = "The account's data, as a download (`Content-Disposition: attachment`)", body = AccountExport),
+        (status = 200, description = "The account's data, as a download (`Content-Disposition: attachment`); at most its 10,000 newest matches", body = AccountExport),
         (status = 401, description = "No session, or one that expired or was signed out (`unauthorized`)", body = ApiError),
         (status = 429, description = "Too many requests from this address (`rate_limited`; see `Retry-After`)", body = ApiError),
         (status = 503, description = "Accounts or matches cannot be read right now (`storage_unavailable`), or the server is too busy (`capacity`, `internal`)", body = ApiError),

@@ -193,6 +193,12 @@ struct Connection {
     /// The account and session the connection was opened with, looked up
     /// once at the upgrade.
     signed: Option<SignedIn>,
+    /// Cancelled when an account the connection plays as is suspended or
+    /// banned.
+    barred: tokio_util::sync::CancellationToken,
+    /// The account whose seat the connection resumed with the seat's token,
+    /// when it is not the one signed in, and the hold on it.
+    seat: Option<(uuid::Uuid, crate::moderation::AccountWatch)>,
 }
 
 /// How the connection goes on, or why it ends.
@@ -305,6 +311,8 @@ impl Connection {
             pinged: None,
             last_seq: 0,
             signed,
+            barred: tokio_util::sync::CancellationToken::new(),
+            seat: None,
         }
     }
 
@@ -410,14 +418,10 @@ impl Connection {
             }
         };
         tokio::pin!(session_ended);
-        // Suspended or banned: the connection is told why and closes.
-        let account = self.signed.as_ref().map(|s| self.state.moderation.watch(s.account.id));
-        let barred = async {
-            match &account {
-                Some(watch) => watch.barred().cancelled().await,
-                None => std::future::pending().await,
-            }
-        };
+        // Suspended or banned (the account signed in, or the one whose seat
+        // the connection resumed): the connection is told why and closes.
+        let _account = self.signed.as_ref().map(|s| self.state.moderation.watch(s.account.id, &self.barred));
+        let barred = self.barred.clone().cancelled_owned();
         tokio::pin!(barred);
         loop {
             let flow = tokio::select! {
@@ -489,8 +493,7 @@ impl Connection {
     /// The account was suspended or banned: an `error` frame says until
     /// when and why, then the connection closes.
     async fn barred(&self, socket: &mut WebSocket) -> Flow {
-        let Some(signed) = &self.signed else { return Flow::Continue };
-        let said = match self.state.moderation.may_play(signed.account.id).await {
+        let said = match self.may_play().await {
             Err(refusal) => refusal,
             // Lifted at once, or unreadable: closed all the same, and a
             // new connection finds out.
@@ -504,6 +507,21 @@ impl Connection {
         }
         let why = if said.code == ErrorCode::Banned { "account banned" } else { "account suspended" };
         Flow::close(CLOSE_BARRED, why)
+    }
+
+    /// The accounts this connection plays as: the one signed in, and the
+    /// one whose seat it resumed with the seat's token.
+    fn accounts(&self) -> impl Iterator<Item = uuid::Uuid> {
+        self.signed.as_ref().map(|s| s.account.id).into_iter().chain(self.seat.as_ref().map(|(a, _)| *a))
+    }
+
+    /// Refused (`suspended`, `banned`) when an account this connection
+    /// plays as may not play now.
+    async fn may_play(&self) -> Result<(), AppError> {
+        for account in self.accounts() {
+            self.state.moderation.may_play(account).await?;
+        }
+        Ok(())
     }
 
     /// How long a heartbeating client may be silent: three of its own ping
@@ -674,10 +692,10 @@ impl Connection {
                 Ok(text) => {
                     // Muted, suspended or banned: read from the store at
                     // every message, so a mute holds at once on every node.
-                    if let Some(signed) = &self.signed
-                        && let Err(e) = self.state.moderation.may_chat(signed.account.id).await
-                    {
-                        return self.reply(socket, &error(req, e.code, &e.message)).await;
+                    for account in self.accounts() {
+                        if let Err(e) = self.state.moderation.may_chat(account).await {
+                            return self.reply(socket, &error(req, e.code, &e.message)).await;
+                        }
                     }
                     Act::Chat { text }
                 }
@@ -784,6 +802,18 @@ impl Connection {
                 // closed outbox means the table let go of this connection.
                 let (dead, _) = mpsc::channel(1);
                 self.outbox = dead;
+                // A seat an account holds, resumed with its token by a
+                // connection that is not signed in as that account: held to
+                // that account's sanctions too (checked now, and closed
+                // when it is suspended or banned).
+                if let Some(account) = attached.account
+                    && self.signed.as_ref().is_none_or(|s| s.account.id != account)
+                {
+                    self.seat = Some((account, self.state.moderation.watch(account, &self.barred)));
+                    if self.state.moderation.may_play(account).await.is_err() {
+                        self.barred.cancel();
+                    }
+                }
             }
             Err(_) if self.state.shutdown.is_cancelled() => return Flow::going_away(),
             // Refused: the table queued the error frame in the outbox;

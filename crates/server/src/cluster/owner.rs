@@ -217,7 +217,7 @@ async fn attach(
         }
         c.forwarders.fetch_sub(1, Ordering::Relaxed);
     });
-    Reply::Attached { role: attached.role, again: attached.again, epoch }
+    Reply::Attached { role: attached.role, again: attached.again, epoch, account: attached.account }
 }
 
 /// Detaches the connections of processes that are no longer live (a node

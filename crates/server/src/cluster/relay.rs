@@ -636,12 +636,12 @@ impl Relay {
                         quiet,
                     };
                     match self.cluster.request_within(&node, &msg, self.cluster.attach_wait()).await {
-                        Ok(Reply::Attached { role, again, epoch }) => {
+                        Ok(Reply::Attached { role, again, epoch, account }) => {
                             if let Some(mut l) = self.cluster.links.get_mut(&conn) {
                                 l.epoch = l.epoch.max(epoch);
                             }
                             self.target = Some(Target::Remote { node, epoch });
-                            return Some(Attached { role, again });
+                            return Some(Attached { role, again, account });
                         }
                         Ok(Reply::Refused { frames }) => {
                             self.cluster.links.remove(&conn);

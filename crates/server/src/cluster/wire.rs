@@ -147,6 +147,9 @@ pub(crate) enum Reply {
         role: Role,
         again: Attach,
         epoch: u64,
+        /// The account that holds the seat (absent from older nodes).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        account: Option<Uuid>,
     },
     /// Refused: the frames to deliver (the error).
     Refused {

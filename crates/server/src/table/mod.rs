@@ -167,6 +167,10 @@ pub struct Attached {
     pub role: Role,
     /// `Resume` with the seat's token, or `Watch`.
     pub again: Attach,
+    /// The account that holds the seat (a signed-in player's), whoever
+    /// attached to it: a connection resuming it with the seat's token, and
+    /// no session of that account, is held to the account's sanctions too.
+    pub account: Option<Uuid>,
 }
 
 /// What a connection attached to a table asks of it: the table's part of a

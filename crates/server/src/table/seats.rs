@@ -383,7 +383,11 @@ impl Table {
             self.arm_turn(now);
             self.broadcast(now);
         }
-        Some(Attached { role, again })
+        let account = match role {
+            Role::Seat(seat) | Role::Left(seat) => self.seats[seat].as_ref().and_then(|o| o.account),
+            Role::Spectator => None,
+        };
+        Some(Attached { role, again, account })
     }
 
     pub(super) fn detach(&mut self, conn: ConnId, now: Instant) {

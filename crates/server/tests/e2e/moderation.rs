@@ -479,3 +479,67 @@ async fn a_player_takes_their_data_as_json_without_a_secret() {
     server.stop().await;
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[tokio::test]
+async fn a_seat_resumed_with_its_token_and_no_session_is_held_to_the_accounts_sanctions() {
+    let (server, dir) = server().await;
+    let olive = operator(&server, &dir).await;
+    let (ann, ann_id) = player(&server, 1, "Ann").await;
+    let table = server.create_table(TableOptions::default()).await;
+    let mut signed = Client::connect_with(server.addr, &[("authorization", &format!("Bearer {ann}"))]).await;
+    let joined = signed
+        .request(ClientMessage::Join {
+            protocol: Some(PROTOCOL_VERSION),
+            table: table.table,
+            name: None,
+            seat: None,
+            invite: None,
+        })
+        .await;
+    let ServerMessage::Joined { token, .. } = joined else { panic!("{joined:?}") };
+    let resume =
+        ClientMessage::Resume { protocol: Some(PROTOCOL_VERSION), table: table.table, token: Some(token) };
+    // The seat's token on a connection with no session: Ann's seat, so
+    // Ann's mute holds there too.
+    let mut tokened = Client::connect(server.addr).await;
+    assert!(matches!(tokened.request(resume.clone()).await, ServerMessage::Resumed { .. }));
+    let path = format!("/api/v1/admin/accounts/{ann_id}/sanctions");
+    assert_eq!(post(&server, &olive, &path, json!({"kind": "mute", "reason": "spam"})).await.status, 201);
+    let said = tokened.request(ClientMessage::Chat { text: "hi".into() }).await;
+    assert_eq!(code_of(&said), Some(ErrorCode::Muted), "{said:?}");
+    // Banned: both connections close, and the token resumes nothing.
+    assert_eq!(post(&server, &olive, &path, json!({"kind": "ban", "reason": "cheating"})).await.status, 201);
+    for c in [&mut signed, &mut tokened] {
+        let (errors, code) = until_closed(c).await;
+        assert_eq!(code, Some(4006), "{errors:?}");
+        assert_eq!(errors.first().map(|e| e.0), Some(ErrorCode::Banned));
+    }
+    let mut again = Client::connect(server.addr).await;
+    again.send(resume).await;
+    let (errors, code) = until_closed(&mut again).await;
+    assert_eq!((errors.first().map(|e| e.0), code), (Some(ErrorCode::Banned), Some(4006)), "{errors:?}");
+    server.stop().await;
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[tokio::test]
+async fn a_banned_operator_can_do_nothing_as_one() {
+    let (server, dir) = server().await;
+    let olive = operator(&server, &dir).await;
+    let (bo, bo_id) = player(&server, 1, "Bo").await;
+    let (ok, said) = admin(&dir, &["grant", "Bo"]);
+    assert!(ok, "{said}");
+    assert_eq!(get(&server, &bo, "/api/v1/admin/operators").await.status, 200);
+    let path = format!("/api/v1/admin/accounts/{bo_id}/sanctions");
+    let ban = post(&server, &olive, &path, json!({"kind": "ban", "reason": "abused the role"})).await;
+    assert_eq!(ban.status, 201);
+    let said = refused(&get(&server, &bo, "/api/v1/admin/operators").await, 403, ErrorCode::Banned);
+    assert!(said.ends_with("abused the role"), "{said}");
+    // Not even their own ban can they lift.
+    let lift = format!("/api/v1/admin/sanctions/{}/lift", ban.body["id"].as_str().unwrap());
+    refused(&post(&server, &bo, &lift, json!({"reason": "mine"})).await, 403, ErrorCode::Banned);
+    assert_eq!(post(&server, &olive, &lift, json!({"reason": "appeal"})).await.status, 200);
+    assert_eq!(get(&server, &bo, "/api/v1/admin/operators").await.status, 200);
+    server.stop().await;
+    let _ = std::fs::remove_dir_all(&dir);
+}
