@@ -58,6 +58,7 @@ export function fairTests(suite) {
       assert.equal(rec.sent.find((m) => m.type === 'seed'), undefined, 'no seed leaves the page before the start');
       const lobby = await tableStatus(stack.api, id);
       const seatIndex = lobby.seats.findIndex((s) => s.name === 'Vera');
+      assert.notEqual(seatIndex, -1, `Vera's seat is in the table's status: ${JSON.stringify(lobby.seats)}`);
       assert.equal(lobby.fair.client_commitments[seatIndex], committed.commitment);
       assert.deepEqual(lobby.fair.client_seeds, [null, null, null, null], 'no seed is shown before the start');
       assert.equal(lobby.fair.fixed, false);
