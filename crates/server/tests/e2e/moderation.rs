@@ -82,6 +82,19 @@ async fn seated(server: &TestServer, token: &str, table: uuid::Uuid) -> Client {
     c
 }
 
+/// A table the session `token` creates, fills with bots and starts: its
+/// id, and the seated socket.
+async fn own_match(server: &TestServer, token: &str) -> (uuid::Uuid, Client) {
+    let made = send(server.http.post(server.url("/api/v1/tables")).bearer_auth(token).json(&json!({}))).await;
+    let created: spades_protocol::CreatedTable = serde_json::from_value(made.body).unwrap();
+    let mut seat = seated(server, token, created.table).await;
+    for msg in [ClientMessage::AddBots { owner_token: None }, ClientMessage::Start { owner_token: None }] {
+        let done = seat.request(msg).await;
+        assert!(code_of(&done).is_none(), "{done:?}");
+    }
+    (created.table, seat)
+}
+
 /// Reads `c` until it closes (within five seconds): the error frames it
 /// was sent on the way, and its close code.
 async fn until_closed(c: &mut Client) -> (Vec<(ErrorCode, String)>, Option<u16>) {
@@ -242,18 +255,10 @@ async fn a_suspension_closes_the_players_socket_refuses_play_and_ends_by_itself(
     let olive = operator(&server, &dir).await;
     let (ann, ann_id) = player(&server, 1, "Ann").await;
     // Ann's own table, with bots, started: a match in her record.
-    let made = send(server.http.post(server.url("/api/v1/tables")).bearer_auth(&ann).json(&json!({}))).await;
-    let table: spades_protocol::CreatedTable = serde_json::from_value(made.body).unwrap();
-    let mut seat = seated(&server, &ann, table.table).await;
-    for msg in [ClientMessage::AddBots { owner_token: None }, ClientMessage::Start { owner_token: None }] {
-        let done = seat.request(msg).await;
-        assert!(code_of(&done).is_none(), "{done:?}");
-    }
+    let (table, mut seat) = own_match(&server, &ann).await;
     let mut anonymous = Client::connect(server.addr).await;
     assert!(matches!(
-        anonymous
-            .request(ClientMessage::Watch { protocol: Some(PROTOCOL_VERSION), table: table.table })
-            .await,
+        anonymous.request(ClientMessage::Watch { protocol: Some(PROTOCOL_VERSION), table }).await,
         ServerMessage::Watching { .. }
     ));
 
@@ -309,8 +314,8 @@ async fn a_suspension_closes_the_players_socket_refuses_play_and_ends_by_itself(
     // While it holds: no seat, no watching signed in, no new table.
     let mut again = Client::connect_with(server.addr, &[("authorization", &format!("Bearer {ann}"))]).await;
     for msg in [
-        ClientMessage::Resume { protocol: Some(PROTOCOL_VERSION), table: table.table, token: None },
-        ClientMessage::Watch { protocol: Some(PROTOCOL_VERSION), table: table.table },
+        ClientMessage::Resume { protocol: Some(PROTOCOL_VERSION), table, token: None },
+        ClientMessage::Watch { protocol: Some(PROTOCOL_VERSION), table },
     ] {
         match again.request(msg).await {
             ServerMessage::Error { code, message, .. } => {
@@ -331,15 +336,14 @@ async fn a_suspension_closes_the_players_socket_refuses_play_and_ends_by_itself(
     let found = get(&server, &olive, "/api/v1/admin/accounts?q=ann").await;
     assert_eq!(found.body[0]["active"][0]["kind"], json!("suspend"), "{}", found.body);
     let dossier = get(&server, &olive, &format!("/api/v1/admin/accounts/{ann_id}")).await;
-    assert_eq!(dossier.body["matches"][0]["table"], json!(table.table), "{}", dossier.body);
+    assert_eq!(dossier.body["matches"][0]["table"], json!(table), "{}", dossier.body);
     assert_eq!(dossier.body["sessions"], json!(1));
 
     // It ends by itself: back at the seat, and a new table.
     let wait = until.saturating_sub(spades_server::time::now_ms()) + 200;
     tokio::time::sleep(Duration::from_millis(wait)).await;
-    let back = again
-        .request(ClientMessage::Resume { protocol: Some(PROTOCOL_VERSION), table: table.table, token: None })
-        .await;
+    let back =
+        again.request(ClientMessage::Resume { protocol: Some(PROTOCOL_VERSION), table, token: None }).await;
     assert!(matches!(back, ServerMessage::Resumed { .. }), "{back:?}");
     let create =
         send(server.http.post(server.url("/api/v1/tables")).bearer_auth(&ann).json(&json!({}))).await;
@@ -361,8 +365,8 @@ async fn a_mute_refuses_chat_and_a_ban_holds_until_it_is_lifted() {
     let (server, dir) = server().await;
     let olive = operator(&server, &dir).await;
     let (ann, ann_id) = player(&server, 1, "Ann").await;
-    let table = server.create_table(TableOptions::default()).await;
-    let mut seat = seated(&server, &ann, table.table).await;
+    let table = server.create_table(TableOptions::default()).await.table;
+    let mut seat = seated(&server, &ann, table).await;
     let path = format!("/api/v1/admin/accounts/{ann_id}/sanctions");
     let chat = |text: &str| ClientMessage::Chat { text: text.to_owned() };
     let chatted = |msg: &ServerMessage| !matches!(msg, ServerMessage::Error { .. });
@@ -404,7 +408,7 @@ async fn a_mute_refuses_chat_and_a_ban_holds_until_it_is_lifted() {
     assert_eq!(code, Some(4006));
     assert_eq!(errors, [(ErrorCode::Banned, "your account is banned from this server: cheating".to_owned())]);
     let mut again = Client::connect_with(server.addr, &[("authorization", &format!("Bearer {ann}"))]).await;
-    let resume = ClientMessage::Resume { protocol: Some(PROTOCOL_VERSION), table: table.table, token: None };
+    let resume = ClientMessage::Resume { protocol: Some(PROTOCOL_VERSION), table, token: None };
     assert_eq!(code_of(&again.request(resume.clone()).await), Some(ErrorCode::Banned));
     let id = ban.body["id"].as_str().unwrap().to_owned();
     let lifted = post(
@@ -434,12 +438,7 @@ async fn a_player_takes_their_data_as_json_without_a_secret() {
     let (server, dir) = server().await;
     let olive = operator(&server, &dir).await;
     let (ann, ann_id) = player(&server, 1, "Ann").await;
-    let made = send(server.http.post(server.url("/api/v1/tables")).bearer_auth(&ann).json(&json!({}))).await;
-    let table: spades_protocol::CreatedTable = serde_json::from_value(made.body).unwrap();
-    let mut seat = seated(&server, &ann, table.table).await;
-    for msg in [ClientMessage::AddBots { owner_token: None }, ClientMessage::Start { owner_token: None }] {
-        assert!(code_of(&seat.request(msg).await).is_none());
-    }
+    let (table, _seat) = own_match(&server, &ann).await;
     let mute = post(
         &server,
         &olive,
@@ -472,7 +471,7 @@ async fn a_player_takes_their_data_as_json_without_a_secret() {
     assert_eq!(data["identities"][0]["kind"], json!("device"));
     assert_eq!(data["sessions"].as_array().unwrap().len(), 1);
     assert_eq!(data["sessions"][0]["current"], json!(true));
-    assert_eq!(data["matches"][0]["table"], json!(table.table), "{}", data["matches"]);
+    assert_eq!(data["matches"][0]["table"], json!(table), "{}", data["matches"]);
     let sanction = &data["sanctions"][0];
     assert_eq!((sanction["kind"].as_str(), sanction["reason"].as_str()), (Some("mute"), Some("spam")));
     assert!(sanction["lifted_at"].as_u64().is_some() && sanction.get("made_by").is_none(), "{sanction}");
@@ -485,20 +484,19 @@ async fn a_seat_resumed_with_its_token_and_no_session_is_held_to_the_accounts_sa
     let (server, dir) = server().await;
     let olive = operator(&server, &dir).await;
     let (ann, ann_id) = player(&server, 1, "Ann").await;
-    let table = server.create_table(TableOptions::default()).await;
+    let table = server.create_table(TableOptions::default()).await.table;
     let mut signed = Client::connect_with(server.addr, &[("authorization", &format!("Bearer {ann}"))]).await;
     let joined = signed
         .request(ClientMessage::Join {
             protocol: Some(PROTOCOL_VERSION),
-            table: table.table,
+            table,
             name: None,
             seat: None,
             invite: None,
         })
         .await;
     let ServerMessage::Joined { token, .. } = joined else { panic!("{joined:?}") };
-    let resume =
-        ClientMessage::Resume { protocol: Some(PROTOCOL_VERSION), table: table.table, token: Some(token) };
+    let resume = ClientMessage::Resume { protocol: Some(PROTOCOL_VERSION), table, token: Some(token) };
     // The seat's token on a connection with no session: Ann's seat, so
     // Ann's mute holds there too.
     let mut tokened = Client::connect(server.addr).await;
