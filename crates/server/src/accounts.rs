@@ -471,7 +471,7 @@ impl Accounts {
     /// # Errors
     /// Storage.
     pub async fn sessions(&self, who: &SignedIn) -> Result<Vec<SessionRow>, AppError> {
-        self.store.sessions(who.account.id, now_ms()).await.map_err(|e| storage(&e))
+        self.sessions_of(who.account.id).await
     }
 
     /// The sessions of any account that have not expired (an operator's

@@ -742,9 +742,7 @@ impl Connection {
             return self.reply(socket, &err).await;
         }
         // A suspended or banned account may not sit or watch signed in.
-        if let Some(signed) = &self.signed
-            && let Err(e) = self.state.moderation.may_play(signed.account.id).await
-        {
+        if let Err(e) = self.may_play().await {
             return self.reply(socket, &error(req, e.code, &e.message)).await;
         }
         // A table (or relay) that stops with the request in its queue drops
