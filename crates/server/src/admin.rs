@@ -102,11 +102,10 @@ pub async fn dossier(
 ) -> Result<Response, AppError> {
     let account = state.moderation.account(id_of(&account, "account")?).await?;
     let id = account.id;
-    let sanctions = state.moderation.history(id).await?;
+    let (account, sanctions) = state.moderation.with_history(account).await?;
     let sessions = state.accounts.sessions_of(id).await?.len();
     let page = MatchPage { limit: DOSSIER_MATCHES, finished: None, before: None, account: Some(id) };
     let matches = state.journal.summaries(&page).await.map_err(|e| AppError::store_failed("matches", &e))?;
-    let account = state.moderation.moderated(account).await?;
     Ok(no_store(Json(AccountDossier { account, sanctions, sessions, matches }).into_response()))
 }
 

@@ -284,11 +284,27 @@ impl Moderation {
     /// Storage.
     pub async fn moderated(&self, a: AccountRow) -> Result<ModeratedAccount, AppError> {
         let now = now_ms();
-        let operator = self.is_operator(a.id).await?;
         let mut active = Vec::new();
         for s in self.store.sanctions(a.id, Some(now)).await.map_err(|e| storage(&e))? {
             active.push(self.sanction_view(s, now).await?);
         }
+        self.view(a, active).await
+    }
+
+    /// An account as an operator finds it, with every sanction it has had
+    /// (the newest first), the ones that hold taken from the same read.
+    ///
+    /// # Errors
+    /// Storage.
+    pub async fn with_history(&self, a: AccountRow) -> Result<(ModeratedAccount, Vec<Sanction>), AppError> {
+        let history = self.history(a.id).await?;
+        let active = history.iter().filter(|s| s.active).cloned().collect();
+        Ok((self.view(a, active).await?, history))
+    }
+
+    /// `a` with the sanctions that hold it.
+    async fn view(&self, a: AccountRow, active: Vec<Sanction>) -> Result<ModeratedAccount, AppError> {
+        let operator = self.is_operator(a.id).await?;
         Ok(ModeratedAccount {
             id: a.id,
             name: a.name,
@@ -303,7 +319,7 @@ impl Moderation {
     ///
     /// # Errors
     /// Storage.
-    pub async fn history(&self, account: Uuid) -> Result<Vec<Sanction>, AppError> {
+    async fn history(&self, account: Uuid) -> Result<Vec<Sanction>, AppError> {
         let now = now_ms();
         let mut all = Vec::new();
         for s in self.store.sanctions(account, None).await.map_err(|e| storage(&e))? {
