@@ -98,11 +98,7 @@ pub enum NewSanction {
     /// No tables, seats, watching signed in or chat for `seconds` from now.
     Suspend {
         /// Why, in words the player is shown.
-        #[schema(
-            min_length = 1,
-            max_length = 500,
-            pattern = r"^[^\u0000-\u0009\u000b-\u001f\u007f-\u009f]*[^\s\u0000-\u001f\u007f-\u009f][^\u0000-\u0009\u000b-\u001f\u007f-\u009f]*$"
-        )]
+        #[schema(min_length = 1, max_length = 500)]
         reason: String,
         /// How long, in seconds from now (1 to ten years).
         #[schema(minimum = 1, maximum = 315_360_000)]
@@ -112,21 +108,13 @@ pub enum NewSanction {
     /// As a suspension, until lifted.
     Ban {
         /// Why, in words the player is shown.
-        #[schema(
-            min_length = 1,
-            max_length = 500,
-            pattern = r"^[^\u0000-\u0009\u000b-\u001f\u007f-\u009f]*[^\s\u0000-\u001f\u007f-\u009f][^\u0000-\u0009\u000b-\u001f\u007f-\u009f]*$"
-        )]
+        #[schema(min_length = 1, max_length = 500)]
         reason: String,
     },
     /// No chat: for `seconds` from now, or until lifted.
     Mute {
         /// Why, in words the player is shown.
-        #[schema(
-            min_length = 1,
-            max_length = 500,
-            pattern = r"^[^\u0000-\u0009\u000b-\u001f\u007f-\u009f]*[^\s\u0000-\u001f\u007f-\u009f][^\u0000-\u0009\u000b-\u001f\u007f-\u009f]*$"
-        )]
+        #[schema(min_length = 1, max_length = 500)]
         reason: String,
         /// How long, in seconds from now (1 to ten years); absent: until
         /// lifted.
@@ -171,11 +159,7 @@ impl NewSanction {
 #[serde(deny_unknown_fields)]
 pub struct LiftSanction {
     /// Why (1 to 500 characters, as for a sanction).
-    #[schema(
-        min_length = 1,
-        max_length = 500,
-        pattern = r"^[^\u0000-\u0009\u000b-\u001f\u007f-\u009f]*[^\s\u0000-\u001f\u007f-\u009f][^\u0000-\u0009\u000b-\u001f\u007f-\u009f]*$"
-    )]
+    #[schema(min_length = 1, max_length = 500)]
     pub reason: String,
 }
 
@@ -187,11 +171,7 @@ pub struct OperatorChange {
     /// `true`: the account becomes an operator; `false`: it stops being one.
     pub operator: bool,
     /// Why (1 to 500 characters, as for a sanction).
-    #[schema(
-        min_length = 1,
-        max_length = 500,
-        pattern = r"^[^\u0000-\u0009\u000b-\u001f\u007f-\u009f]*[^\s\u0000-\u001f\u007f-\u009f][^\u0000-\u0009\u000b-\u001f\u007f-\u009f]*$"
-    )]
+    #[schema(min_length = 1, max_length = 500)]
     pub reason: String,
 }
 

@@ -132,6 +132,15 @@ const TABLE_NAME_PATTERN: &str = concat!(
     r"[\t\n\x0b\x0c\r \x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]*$",
 );
 
+/// What [`crate::moderation`] accepts as an operator's reason (besides its
+/// length): no control character but the line break, and at least one
+/// character that is not white space.
+const REASON_PATTERN: &str = concat!(
+    r"^[^\u0000-\u0009\u000b-\u001f\u007f-\u009f]*",
+    r"[^\s\u0000-\u001f\u007f-\u009f]",
+    r"[^\u0000-\u0009\u000b-\u001f\u007f-\u009f]*$",
+);
+
 /// Adds to the derived document what the server enforces but the derive
 /// cannot say: `match_end` takes only the listed targets and hand counts
 /// (and exactly one of the two), the body of `POST /api/v1/tables` may be
@@ -158,6 +167,13 @@ fn describe_limits(doc: &mut Value) {
     {
         for kind in kinds {
             kind["additionalProperties"] = json!(false);
+            kind["properties"]["reason"]["pattern"] = json!(REASON_PATTERN);
+        }
+    }
+    // An operator's reason, wherever one is asked: one rule.
+    for schema in ["LiftSanction", "OperatorChange"] {
+        if let Some(reason) = doc.pointer_mut(&format!("/components/schemas/{schema}/properties/reason")) {
+            reason["pattern"] = json!(REASON_PATTERN);
         }
     }
     if let Some(name) = doc.pointer_mut("/components/schemas/CreateTable/properties/name") {
