@@ -62,6 +62,10 @@ async fn post(server: &TestServer, token: &str, path: &str, body: Value) -> Answ
     send(server.http.post(server.url(path)).bearer_auth(token).json(&body)).await
 }
 
+async fn put(server: &TestServer, token: &str, path: &str, body: Value) -> Answer {
+    send(server.http.put(server.url(path)).bearer_auth(token).json(&body)).await
+}
+
 fn in_ms(ms: u64) -> u64 {
     spades_server::time::now_ms() + ms
 }
@@ -188,22 +192,20 @@ async fn the_first_operator_is_made_on_the_command_line_and_operator_routes_refu
     refused(&get(&server, &olive, "/api/v1/admin/accounts?name=bo").await, 400, ErrorCode::BadMessage);
 
     // Operators grant and revoke; nobody revokes their own role.
-    let own = send(
-        server
-            .http
-            .put(server.url(&format!("/api/v1/admin/accounts/{olive_id}/operator")))
-            .bearer_auth(&bo)
-            .json(&json!({"operator": false, "reason": "Olive stepped down"})),
+    let own = put(
+        &server,
+        &bo,
+        &format!("/api/v1/admin/accounts/{olive_id}/operator"),
+        json!({"operator": false, "reason": "Olive stepped down"}),
     )
     .await;
     assert_eq!((own.status, &own.body["operator"]), (200, &json!(false)), "{}", own.body);
     refused(&get(&server, &olive, "/api/v1/admin/operators").await, 403, ErrorCode::NotOperator);
-    let self_revoke = send(
-        server
-            .http
-            .put(server.url(&format!("/api/v1/admin/accounts/{bo_id}/operator")))
-            .bearer_auth(&bo)
-            .json(&json!({"operator": false, "reason": "tired"})),
+    let self_revoke = put(
+        &server,
+        &bo,
+        &format!("/api/v1/admin/accounts/{bo_id}/operator"),
+        json!({"operator": false, "reason": "tired"}),
     )
     .await;
     refused(&self_revoke, 409, ErrorCode::InvalidOptions);
