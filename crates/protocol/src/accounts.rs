@@ -19,9 +19,10 @@ pub struct GuestSignIn {
     #[schema(min_length = 32, max_length = 128, pattern = "^[A-Za-z0-9_-]{32,128}$")]
     pub device_secret: String,
     /// The display name of a new account (1 to 24 characters, unique on
-    /// the server); absent: a generated one. Ignored when the device
-    /// already has an account (so a retried request is harmless): rename
-    /// with `PATCH /api/v1/me`.
+    /// the server); absent: a generated one. A malformed name is refused
+    /// (`invalid_name`) in any case; a well-formed one is ignored when the
+    /// device already has an account (so a retried request is harmless):
+    /// rename with `PATCH /api/v1/me`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
     /// Where the session's token goes: `cookie` (an HttpOnly cookie,

@@ -287,12 +287,14 @@ impl Accounts {
         who: &Requester,
         may_create: impl FnOnce() -> Result<(), Duration>,
     ) -> Result<(SignedIn, SessionToken, bool), AppError> {
+        // A malformed name is refused whether or not the device has an
+        // account: the request is checked before anything is read.
+        let chosen = name.map(Self::checked_name).transpose()?;
         let device = secret.hash();
         let mut created = false;
         let account = match self.store.device_account(&device).await.map_err(|e| storage(&e))? {
             Some(account) => account,
             None => {
-                let chosen = name.map(Self::checked_name).transpose()?;
                 if let Err(wait) = may_create() {
                     crate::metrics::rate_limited("accounts");
                     return Err(AppError::rate_limited(

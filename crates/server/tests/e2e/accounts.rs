@@ -110,6 +110,10 @@ async fn a_first_visit_makes_a_guest_and_the_device_signs_in_again() {
     assert_eq!(token.len(), 64);
     let me = send(server.http.get(server.url("/api/v1/me")).bearer_auth(token)).await;
     assert_eq!(me.body["session"]["id"], again.body["session"]["id"]);
+    // A malformed name is refused even for a device that has an account
+    // (the request is checked before the device is looked up).
+    let malformed = guest(&server, json!({"device_secret": secret(1), "name": "0\u{2004}\n\u{2007}*"})).await;
+    refused(&malformed, 400, ErrorCode::InvalidName);
 
     // No session, a made-up one, a malformed header: 401 with the header.
     let none = send(server.http.get(server.url("/api/v1/me"))).await;
