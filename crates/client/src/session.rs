@@ -187,12 +187,19 @@ pub enum Event {
     },
     /// Somebody said something at the table (show it as text).
     Chat {
+        /// The message's number at the table.
+        id: u64,
         /// The seat that wrote, `None` for a spectator.
         from: Option<Seat>,
         /// The writer's name.
         name: String,
         /// The message.
         text: String,
+    },
+    /// An operator removed the message `id`: stop showing it.
+    ChatRemoved {
+        /// The [`Event::Chat`]'s `id`.
+        id: u64,
     },
     /// The connection was lost; the next attempt to reconnect comes after
     /// `retry_in`.
@@ -479,7 +486,8 @@ impl Supervisor {
             ServerMessage::Ack { req } => Event::Ack { req: req.unwrap_or(0) },
             ServerMessage::Pong { req } => Event::Pong { req: req.unwrap_or(0) },
             ServerMessage::Error { req, code, message } => Event::Refused { req, code, message },
-            ServerMessage::Chat { from, name, text, .. } => Event::Chat { from, name, text },
+            ServerMessage::Chat { id, from, name, text, .. } => Event::Chat { id, from, name, text },
+            ServerMessage::ChatRemoved { id } => Event::ChatRemoved { id },
             ServerMessage::Hello { .. }
             | ServerMessage::Change { .. }
             | ServerMessage::Joined { .. }

@@ -410,4 +410,9 @@ pub struct AccountExport {
     pub matches: Vec<crate::MatchSummary>,
     /// The sanctions operators put on it, lifted and ended ones too.
     pub sanctions: Vec<OwnSanction>,
+    /// What it said at the tables and is still kept (docs/moderation.md:
+    /// `moderation.chat_days`; at most the 10,000 newest messages), the
+    /// newest first.
+    #[serde(default)]
+    pub chat: Vec<crate::ChatLine>,
 }

@@ -37,8 +37,8 @@ pub use accounts::{
 };
 pub use change::{ApplyError, Change, ClockChange, Deal};
 pub use moderation::{
-    AccountDossier, AccountRef, AuditAction, AuditEntry, LiftSanction, Lifted, ModeratedAccount, NewSanction,
-    OperatorChange, Restriction, SANCTION_SECONDS_MAX, Sanction, SanctionKind,
+    AccountDossier, AccountRef, AuditAction, AuditEntry, ChatLine, LiftSanction, Lifted, ModeratedAccount,
+    NewSanction, OperatorChange, RemoveChat, Restriction, SANCTION_SECONDS_MAX, Sanction, SanctionKind,
 };
 pub use read::{Field, Refusal};
 pub use spades_engine;
@@ -540,7 +540,8 @@ pub enum ClientMessage {
     Ping,
     /// Say something at the table (a seat, or a spectator where the table
     /// lets spectators write). Everybody at the table receives
-    /// [`ServerMessage::Chat`]; nothing of it is stored.
+    /// [`ServerMessage::Chat`]. The message is kept for moderation and the
+    /// writer's export (docs/moderation.md).
     Chat {
         /// 1 to [`MAX_CHAT_CHARS`] characters, without control or
         /// invisible characters.
@@ -932,6 +933,13 @@ pub enum ServerMessage {
         /// When the table received it (Unix time, milliseconds).
         at: u64,
     },
+    /// An operator removed the chat message `id`: stop showing it (a
+    /// client may say in its place that a moderator removed it). A
+    /// connection that attaches later never receives it.
+    ChatRemoved {
+        /// The `id` of the [`ServerMessage::Chat`] removed.
+        id: u64,
+    },
 }
 
 impl ServerMessage {
@@ -950,7 +958,8 @@ impl ServerMessage {
             ServerMessage::Hello { .. }
             | ServerMessage::View { .. }
             | ServerMessage::Change { .. }
-            | ServerMessage::Chat { .. } => None,
+            | ServerMessage::Chat { .. }
+            | ServerMessage::ChatRemoved { .. } => None,
         }
     }
 }
@@ -1320,6 +1329,8 @@ mod tests {
             serde_json::to_string(&chat).unwrap(),
             r#"{"type":"chat","id":4294967297,"from":"north","name":"Ann","text":"<b>gg</b>","at":5}"#
         );
+        let removed = ServerMessage::ChatRemoved { id: 4_294_967_297 };
+        assert_eq!(serde_json::to_string(&removed).unwrap(), r#"{"type":"chat_removed","id":4294967297}"#);
         let r = Rematch { ready: [true, false, true, true], next_table: None };
         assert_eq!(
             serde_json::to_string(&r).unwrap(),

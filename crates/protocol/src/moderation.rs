@@ -204,6 +204,10 @@ pub struct AccountDossier {
     pub sessions: usize,
     /// Its most recent matches (at most 20), the newest first.
     pub matches: Vec<crate::MatchSummary>,
+    /// What it said at the tables most recently (at most 100 messages,
+    /// removed ones too), the newest first.
+    #[serde(default)]
+    pub chat: Vec<ChatLine>,
 }
 
 /// What an audit entry records.
@@ -222,17 +226,20 @@ pub enum AuditAction {
     Mute,
     /// A sanction was lifted.
     Lift,
+    /// A chat message was removed.
+    RemoveChat,
 }
 
 impl AuditAction {
     /// Every action.
-    pub const ALL: [AuditAction; 6] = [
+    pub const ALL: [AuditAction; 7] = [
         AuditAction::GrantOperator,
         AuditAction::RevokeOperator,
         AuditAction::Suspend,
         AuditAction::Ban,
         AuditAction::Mute,
         AuditAction::Lift,
+        AuditAction::RemoveChat,
     ];
 
     /// The action as stored and on the wire.
@@ -244,6 +251,7 @@ impl AuditAction {
             AuditAction::Ban => "ban",
             AuditAction::Mute => "mute",
             AuditAction::Lift => "lift",
+            AuditAction::RemoveChat => "remove_chat",
         }
     }
 
@@ -287,6 +295,48 @@ pub struct AuditEntry {
     /// Until when the sanction made holds (Unix ms).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub until: Option<u64>,
+    /// The table of the message removed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub table: Option<Uuid>,
+    /// The message removed (its `id` at the table).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message: Option<u64>,
+}
+
+/// A chat message as it was stored: what an operator sees of an account or
+/// a table, and what a player's export holds of what they wrote.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+pub struct ChatLine {
+    /// The table it was said at.
+    pub table: Uuid,
+    /// Its number at the table (the `id` of the `chat` frame).
+    pub id: u64,
+    /// The writer's account; absent: a player without one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub account: Option<Uuid>,
+    /// The writer's seat; absent: a spectator.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seat: Option<crate::Seat>,
+    /// The writer's name at the table ("Spectator" for a spectator).
+    pub name: String,
+    /// The message.
+    pub text: String,
+    /// When the table received it (Unix ms).
+    pub at: u64,
+    /// When an operator removed it (Unix ms); absent: it stands.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub removed_at: Option<u64>,
+}
+
+/// `POST /api/v1/admin/tables/{table}/chat/{message}/remove`: why a
+/// message is removed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RemoveChat {
+    /// Why (1 to 500 characters, as for a sanction); in the audit log,
+    /// not shown at the table.
+    #[schema(min_length = 1, max_length = 500)]
+    pub reason: String,
 }
 
 /// What stops the signed-in player now, as `GET /api/v1/me` tells them.

@@ -9,8 +9,8 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post, put};
 use axum::{Json, Router};
 use spades_protocol::{
-    AccountDossier, ApiError, AuditEntry, ErrorCode, LiftSanction, ModeratedAccount, NewSanction,
-    OperatorChange, Sanction,
+    AccountDossier, ApiError, AuditEntry, ChatLine, ErrorCode, LiftSanction, ModeratedAccount, NewSanction,
+    OperatorChange, RemoveChat, Sanction,
 };
 use uuid::Uuid;
 
@@ -22,8 +22,14 @@ use crate::storage::MatchPage;
 /// The most audit entries one page holds.
 const AUDIT_PAGE_MAX: usize = 200;
 
+/// The most chat messages one page of a table's chat holds.
+const CHAT_PAGE_MAX: usize = 200;
+
 /// The most recent matches an account's dossier lists.
 const DOSSIER_MATCHES: usize = 20;
+
+/// The most recent chat messages an account's dossier lists.
+const DOSSIER_CHAT: usize = 100;
 
 /// The routes, merged into `rest::routes` by `app.rs`.
 pub fn routes() -> Router<AppState> {
@@ -35,6 +41,8 @@ pub fn routes() -> Router<AppState> {
         .route("/admin/sanctions/{sanction}/lift", post(lift_sanction))
         .route("/admin/operators", get(operators))
         .route("/admin/audit", get(audit))
+        .route("/admin/tables/{table}/chat", get(table_chat))
+        .route("/admin/tables/{table}/chat/{message}/remove", post(remove_chat))
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
 }
 
@@ -81,7 +89,7 @@ pub async fn find_accounts(
 }
 
 /// One account: whether it is an operator, every sanction it has had,
-/// its sessions and its recent matches.
+/// its sessions, its recent matches and what it said recently.
 #[utoipa::path(
     get,
     path = "/api/v1/admin/accounts/{account}",
@@ -106,7 +114,8 @@ pub async fn dossier(
     let sessions = state.accounts.sessions_of(id).await?.len();
     let page = MatchPage { limit: DOSSIER_MATCHES, finished: None, before: None, account: Some(id) };
     let matches = state.journal.summaries(&page).await.map_err(|e| AppError::store_failed("matches", &e))?;
-    Ok(no_store(Json(AccountDossier { account, sanctions, sessions, matches }).into_response()))
+    let chat = state.moderation.account_chat(id, DOSSIER_CHAT).await?;
+    Ok(no_store(Json(AccountDossier { account, sanctions, sessions, matches, chat }).into_response()))
 }
 
 /// Suspends an account until a time, bans it, or mutes it in chat, with a
@@ -243,19 +252,93 @@ pub async fn audit(
     _: Operator,
     query: RawQuery,
 ) -> Result<Response, AppError> {
+    let (before, limit) = page_of(query, AUDIT_PAGE_MAX)?;
+    Ok(no_store(Json(state.moderation.audit(before, limit).await?).into_response()))
+}
+
+/// A page's `before` (a number below 2^63, as the keys are) and `limit`
+/// (1 to `max`, default 50).
+fn page_of(query: RawQuery, max: usize) -> Result<(Option<u64>, usize), AppError> {
     let (mut before, mut limit) = (None, 50);
     for (name, value) in query_pairs(query, &["before", "limit"])? {
         if name == "before" {
-            // Entry numbers are those of a signed 64-bit key.
-            let n = value
-                .parse::<i64>()
-                .ok()
-                .and_then(|n| u64::try_from(n).ok())
-                .ok_or_else(|| bad_query("before must be an entry's id (a whole number)"))?;
+            let n =
+                value.parse::<i64>().ok().and_then(|n| u64::try_from(n).ok()).ok_or_else(|| {
+                    bad_query("before must be the number of the last item of the page before")
+                })?;
             before = Some(n);
         } else {
-            limit = limit_of(&value, AUDIT_PAGE_MAX)?;
+            limit = limit_of(&value, max)?;
         }
     }
-    Ok(no_store(Json(state.moderation.audit(before, limit).await?).into_response()))
+    Ok((before, limit))
+}
+
+/// What was said at a table and is still kept, the newest first, removed
+/// messages too.
+#[utoipa::path(
+    get,
+    path = "/api/v1/admin/tables/{table}/chat",
+    tag = "moderation",
+    security(("session_cookie" = []), ("bearer" = [])),
+    params(
+        ("table" = String, Path, description = "The table's id"),
+        ("before" = Option<u64>, Query, minimum = 0, maximum = 9_223_372_036_854_775_807_u64, description = "Only messages numbered below this (the `id` of the last message of the page before)"),
+        ("limit" = Option<usize>, Query, minimum = 1, maximum = 200, description = "At most this many (1 to 200, default 50)"),
+    ),
+    responses(
+        (status = 200, description = "The messages, the newest first (none for a table nobody wrote at, or whose chat was forgotten)", body = Vec<ChatLine>),
+        (status = 400, description = "A `before` or `limit` that is not a number in range, or another parameter (`bad_message`)", body = ApiError),
+        (status = 401, description = "No session, or one that expired or was signed out (`unauthorized`)", body = ApiError),
+        (status = 403, description = "Not an operator (`not_operator`), an operator who is suspended or banned (`suspended`, `banned`), or a request another site's page made (`bad_message`)", body = ApiError),
+        (status = 404, description = "A table id that is not a UUID (`not_found`)", body = ApiError),
+    )
+)]
+pub async fn table_chat(
+    State(state): State<AppState>,
+    Path(table): Path<String>,
+    _: Operator,
+    query: RawQuery,
+) -> Result<Response, AppError> {
+    let table = id_of(&table, "table")?;
+    let (before, limit) = page_of(query, CHAT_PAGE_MAX)?;
+    Ok(no_store(Json(state.moderation.table_chat(table, before, limit).await?).into_response()))
+}
+
+/// Removes a chat message, with a reason (in the audit log): it is kept,
+/// marked removed, for the record; the table, if it runs, drops it at once
+/// for everyone (a `chat_removed` frame) and never sends it again.
+#[utoipa::path(
+    post,
+    path = "/api/v1/admin/tables/{table}/chat/{message}/remove",
+    tag = "moderation",
+    security(("session_cookie" = []), ("bearer" = [])),
+    params(
+        ("table" = String, Path, description = "The table's id"),
+        ("message" = u64, Path, minimum = 0, maximum = 9_223_372_036_854_775_807_u64, description = "The message's `id` at the table"),
+    ),
+    request_body(content = RemoveChat, description = "Why"),
+    responses(
+        (status = 200, description = "Removed, written to the audit log: the message after", body = ChatLine),
+        (status = 400, description = "A reason that is blank, too long or holds control characters (`invalid_options`)", body = ApiError),
+        (status = 401, description = "No session, or one that expired or was signed out (`unauthorized`)", body = ApiError),
+        (status = 403, description = "Not an operator (`not_operator`), an operator who is suspended or banned (`suspended`, `banned`), or a request another site's page made (`bad_message`)", body = ApiError),
+        (status = 404, description = "No such message is kept at this table (`not_found`)", body = ApiError),
+        (status = 409, description = "The message was removed already (`invalid_options`)", body = ApiError),
+        (status = 413, description = "A body over 16 KiB (`bad_message`)", body = ApiError),
+        (status = 415, description = "A body that is not `Content-Type: application/json` (`bad_message`)", body = ApiError),
+    )
+)]
+pub async fn remove_chat(
+    State(state): State<AppState>,
+    Path((table, message)): Path<(String, String)>,
+    Operator(by): Operator,
+    JsonBody(req, ()): JsonBody<RemoveChat>,
+) -> Result<Response, AppError> {
+    let table = id_of(&table, "table")?;
+    let missing = || AppError::new(ErrorCode::NotFound, "no message with this number is kept at this table");
+    let id = message.parse::<i64>().ok().and_then(|n| u64::try_from(n).ok()).ok_or_else(missing)?;
+    let line = state.moderation.remove_chat(&by, table, id, &req.reason).await?;
+    state.tables.remove_chat(table, id).await;
+    Ok(no_store(Json(line).into_response()))
 }

@@ -222,8 +222,9 @@ pub async fn serve_with(
         }
     };
     // Rate-limit bookkeeping stays small: forget quiet addresses; and
-    // expired sessions and names no longer kept go (names stored under an
-    // older look-alike rule are first made again).
+    // expired sessions, names no longer kept and chat older than
+    // `moderation.chat_days` go (names stored under an older look-alike
+    // rule are first made again).
     let housekeeping = Arc::clone(&state);
     tokio::spawn(async move {
         housekeeping.accounts.rekey_names().await;
@@ -235,6 +236,7 @@ pub async fn serve_with(
                     housekeeping.limits.forget_idle();
                     housekeeping.accounts.sweep().await;
                     housekeeping.passkeys.sweep().await;
+                    housekeeping.moderation.forget_old_chat(housekeeping.config.moderation.chat_days).await;
                 }
             }
         }

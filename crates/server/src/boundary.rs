@@ -32,7 +32,7 @@ use axum::http::{HeaderMap, StatusCode, header};
 use serde::de::DeserializeOwned;
 use spades_protocol::{
     AddPasskey, CreateTable, ErrorCode, GuestSignIn, LiftSanction, NewSanction, NewSession, OperatorChange,
-    PasskeySignIn, PasswordSignIn, RenameAccount, SetPassword,
+    PasskeySignIn, PasswordSignIn, RemoveChat, RenameAccount, SetPassword,
 };
 
 use crate::accounts::SignedIn;
@@ -261,6 +261,12 @@ impl JsonRequest for LiftSanction {
     const NOUN: &'static str = "lifting";
     const A_NOUN: &'static str = "a lifting";
     const EXAMPLE: &'static str = "{\"reason\": \"appeal accepted\"}";
+}
+
+impl JsonRequest for RemoveChat {
+    const NOUN: &'static str = "removal";
+    const A_NOUN: &'static str = "a removal";
+    const EXAMPLE: &'static str = "{\"reason\": \"insults another player\"}";
 }
 
 impl JsonRequest for OperatorChange {

@@ -38,6 +38,23 @@ pub struct Config {
     /// OpenID Connect providers players may sign in with (none by
     /// default).
     pub oidc: OidcConfig,
+    /// Moderation: how long what is said at the tables is kept.
+    pub moderation: ModerationConfig,
+}
+
+/// Moderation.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ModerationConfig {
+    /// Days a chat message is kept, for operators and the writer's export
+    /// (90); then it is forgotten.
+    pub chat_days: u32,
+}
+
+impl Default for ModerationConfig {
+    fn default() -> ModerationConfig {
+        ModerationConfig { chat_days: 90 }
+    }
 }
 
 /// OpenID Connect: the providers, by the id that names them in URLs.
@@ -615,6 +632,7 @@ impl Config {
             (self.tables.autopilot_after >= 1, "tables.autopilot_after must be at least 1"),
             (l.connections_per_seat >= 1, "limits.connections_per_seat must be at least 1"),
             (self.accounts.session_secs >= 1, "accounts.session_secs must be at least 1"),
+            (self.moderation.chat_days >= 1, "moderation.chat_days must be at least 1"),
             (l.attach_timeout_secs >= 1, "limits.attach_timeout_secs must be at least 1"),
             (l.write_timeout_secs >= 1, "limits.write_timeout_secs must be at least 1"),
             (l.request_timeout_secs >= 1, "limits.request_timeout_secs must be at least 1"),

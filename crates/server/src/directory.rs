@@ -10,7 +10,7 @@ use uuid::Uuid;
 use crate::cluster::Cluster;
 use crate::error::AppError;
 use crate::hosting::Hosting;
-use crate::table::TableHandle;
+use crate::table::{TableCommand, TableHandle};
 
 /// Every table of the server, wherever it runs.
 #[derive(Debug, Clone)]
@@ -65,6 +65,22 @@ impl Directory {
         match &self.cluster {
             Some(cluster) => cluster.status(&self.hosting, table).await,
             None => Err(AppError::new(ErrorCode::TableNotFound, "no such table")),
+        }
+    }
+
+    /// An operator removed chat message `id` of `table` (in the store):
+    /// the table, wherever it runs, drops it and tells its connections.
+    /// True when a running table took it.
+    pub async fn remove_chat(&self, table: Uuid, id: u64) -> bool {
+        if let Some(h) = self.hosting.get(&table)
+            && h.runs()
+            && self.still_here(table).await
+        {
+            return h.send(TableCommand::RemoveChat { id }).await.is_ok();
+        }
+        match &self.cluster {
+            Some(cluster) => cluster.remove_chat(table, id).await,
+            None => false,
         }
     }
 

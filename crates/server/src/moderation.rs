@@ -11,14 +11,20 @@
 //! connections, on this node at once and, announced over NATS
 //! ([`Announce`]), on every other node. A suspension ends by itself at its
 //! time: nothing has to run for it, the next check finds it over.
+//!
+//! What is said at the tables is kept ([`ChatStore`], written by each
+//! table's journal) for `moderation.chat_days`: operators read an account's
+//! or a table's chat and remove a message (the table, wherever it runs,
+//! then drops it for everyone: `chat_removed`); a player's export holds
+//! what they wrote.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
 
 use dashmap::DashMap;
 use spades_protocol::{
-    AccountRef, AuditEntry, ErrorCode, Lifted, ModeratedAccount, NewSanction, OwnSanction, Restriction,
-    SANCTION_SECONDS_MAX, Sanction, SanctionKind,
+    AccountRef, AuditEntry, ChatLine, ErrorCode, Lifted, ModeratedAccount, NewSanction, OwnSanction,
+    Restriction, SANCTION_SECONDS_MAX, Sanction, SanctionKind,
 };
 use tokio_util::sync::CancellationToken;
 use tracing::info;
@@ -26,7 +32,10 @@ use uuid::Uuid;
 
 use crate::accounts::{Accounts, SignedIn};
 use crate::error::AppError;
-use crate::storage::{AccountRow, Actor, AuditRow, Lift, ModerationStore, OperatorRow, SanctionRow};
+use crate::storage::{
+    AccountRow, Actor, AuditRow, ChatRemoval, ChatRow, ChatStore, Lift, ModerationStore, OperatorRow,
+    SanctionRow,
+};
 use crate::text::name_skeleton;
 use crate::time::{now_ms, utc_minute};
 
@@ -87,6 +96,7 @@ pub fn refusal(sanction: &SanctionRow) -> AppError {
 #[derive(Debug)]
 pub struct Moderation {
     store: ModerationStore,
+    chat: ChatStore,
     accounts: Arc<Accounts>,
     /// The open connections that play as each account (signed in as it,
     /// or in a seat it holds), by account id: each connection's token,
@@ -140,6 +150,7 @@ impl Moderation {
     /// The service on `store`, finding accounts through `accounts`.
     pub fn new(store: ModerationStore, accounts: Arc<Accounts>) -> Moderation {
         Moderation {
+            chat: store.chat(),
             store,
             accounts,
             live: DashMap::new(),
@@ -425,6 +436,71 @@ impl Moderation {
         }
     }
 
+    /// Removes the chat message `id` of `table` from the archive, with its
+    /// audit entry. The caller then tells the table, wherever it runs.
+    ///
+    /// # Errors
+    /// `invalid_options` (a bad reason; a message already removed: 409),
+    /// `not_found`, storage.
+    pub async fn remove_chat(
+        &self,
+        by: &SignedIn,
+        table: Uuid,
+        id: u64,
+        reason: &str,
+    ) -> Result<ChatLine, AppError> {
+        let reason = reason_of(reason)?;
+        let actor =
+            Actor { operator: Some((by.account.id, &by.account.name)), now_ms: now_ms(), reason: &reason };
+        match self.store.remove_chat(table, id, actor).await.map_err(|e| storage(&e))? {
+            ChatRemoval::Done(row) => {
+                info!(operator = %by.account.id, %table, message = id, "chat message removed");
+                Ok(chat_line(row))
+            }
+            ChatRemoval::Already(_) => {
+                Err(AppError::new(ErrorCode::InvalidOptions, "this message was already removed")
+                    .with_status(axum::http::StatusCode::CONFLICT))
+            }
+            ChatRemoval::Missing => {
+                Err(AppError::new(ErrorCode::NotFound, "no message with this number is kept at this table"))
+            }
+        }
+    }
+
+    /// What `account` said most recently, the newest first.
+    ///
+    /// # Errors
+    /// Storage.
+    pub async fn account_chat(&self, account: Uuid, limit: usize) -> Result<Vec<ChatLine>, AppError> {
+        let rows = self.chat.by_account(account, limit).await.map_err(|e| storage(&e))?;
+        Ok(rows.into_iter().map(chat_line).collect())
+    }
+
+    /// What was said at `table`, the newest first: at most `limit`
+    /// messages numbered below `before`.
+    ///
+    /// # Errors
+    /// Storage.
+    pub async fn table_chat(
+        &self,
+        table: Uuid,
+        before: Option<u64>,
+        limit: usize,
+    ) -> Result<Vec<ChatLine>, AppError> {
+        let rows = self.chat.at_table(table, before, limit).await.map_err(|e| storage(&e))?;
+        Ok(rows.into_iter().map(chat_line).collect())
+    }
+
+    /// Forgets the chat older than `days` days.
+    pub async fn forget_old_chat(&self, days: u32) {
+        let before = now_ms().saturating_sub(u64::from(days) * 86_400_000);
+        match self.chat.sweep(before).await {
+            Ok(0) => {}
+            Ok(n) => info!(messages = n, days, "old chat forgotten"),
+            Err(e) => tracing::warn!(error = %e, "old chat could not be forgotten"),
+        }
+    }
+
     /// Grants or revokes the operator role of `target`. An operator may not
     /// revoke their own (the command line can).
     ///
@@ -483,6 +559,22 @@ fn audit_entry(row: AuditRow) -> AuditEntry {
         sanction: row.sanction,
         reason: row.reason,
         until: row.until_ms,
+        table: row.message.map(|(table, _)| table),
+        message: row.message.map(|(_, id)| id),
+    }
+}
+
+/// A stored chat message as the API shows it.
+fn chat_line(row: ChatRow) -> ChatLine {
+    ChatLine {
+        table: row.table,
+        id: row.id,
+        account: row.account,
+        seat: row.seat,
+        name: row.name,
+        text: row.text,
+        at: row.at_ms,
+        removed_at: row.removed_at_ms,
     }
 }
 

@@ -60,6 +60,8 @@ use crate::{admin, people, rest};
         admin::set_operator,
         admin::operators,
         admin::audit,
+        admin::table_chat,
+        admin::remove_chat,
     ),
     modifiers(&SessionSchemes),
     components(schemas(ClientFrame, ClientMessage, ServerMessage, TableView)),
@@ -171,7 +173,7 @@ fn describe_limits(doc: &mut Value) {
         }
     }
     // An operator's reason, wherever one is asked: one rule.
-    for schema in ["LiftSanction", "OperatorChange"] {
+    for schema in ["LiftSanction", "OperatorChange", "RemoveChat"] {
         if let Some(reason) = doc.pointer_mut(&format!("/components/schemas/{schema}/properties/reason")) {
             reason["pattern"] = json!(REASON_PATTERN);
         }

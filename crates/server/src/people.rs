@@ -537,16 +537,19 @@ pub async fn identities(State(state): State<AppState>, Signed(who): Signed) -> R
 /// The most matches one export lists (pages of the match list, read in turn).
 const EXPORT_MATCHES_MAX: usize = 10_000;
 
+/// The most chat messages an export holds (the newest).
+const EXPORT_CHAT_MAX: usize = 10_000;
+
 /// Everything the server keeps about the signed-in account, as one JSON
-/// file: the account, its ways in, sessions, matches and sanctions, never
-/// a secret.
+/// file: the account, its ways in, sessions, matches, sanctions and what
+/// it said at the tables, never a secret.
 #[utoipa::path(
     get,
     path = "/api/v1/me/export",
     tag = "accounts",
     security(("session_cookie" = []), ("bearer" = [])),
     responses(
-        (status = 200, description = "The account's data, as a download (`Content-Disposition: attachment`); at most its 10,000 newest matches", body = AccountExport),
+        (status = 200, description = "The account's data, as a download (`Content-Disposition: attachment`); at most its 10,000 newest matches and 10,000 newest chat messages", body = AccountExport),
         (status = 401, description = "No session, or one that expired or was signed out (`unauthorized`)", body = ApiError),
         (status = 429, description = "Too many requests from this address (`rate_limited`; see `Retry-After`)", body = ApiError),
         (status = 503, description = "Accounts or matches cannot be read right now (`storage_unavailable`), or the server is too busy (`capacity`, `internal`)", body = ApiError),
@@ -578,6 +581,7 @@ pub async fn export(State(state): State<AppState>, Signed(who): Signed) -> Resul
         sessions: sessions.iter().map(|s| Accounts::session_view(s, who.session.id)).collect(),
         matches,
         sanctions: state.moderation.own_sanctions(id).await?,
+        chat: state.moderation.account_chat(id, EXPORT_CHAT_MAX).await?,
     };
     let mut response = Json(body).into_response();
     let file = format!("attachment; filename=\"spades-account-{id}.json\"");

@@ -169,7 +169,7 @@ async fn insert_shaped(db: &Db, stage: usize, id: Uuid, p: &Played) {
                 .await;
             }
         }
-        2..=13 => {
+        2..=14 => {
             // Migration 3 adds the cluster's lease columns (empty for a
             // single server); from migration 4 on, a fair match's seeds
             // (JSON). Migration 5 changes an index and a storage parameter
@@ -177,7 +177,7 @@ async fn insert_shaped(db: &Db, stage: usize, id: Uuid, p: &Played) {
             // action's `seq` (below) and a seat's players (JSON, East here).
             // Migration 7 adds accounts beside the tables (below);
             // migration 8 the account of a seat (East's here) and of the
-            // table's owner.
+            // table's owner. Migration 14 adds the chat kept (below).
             let (fair_column, fair_value) = if stage >= 4 {
                 (", fair", format!(", {}", lit(&fair_json(id))))
             } else {
@@ -295,6 +295,20 @@ async fn insert_shaped(db: &Db, stage: usize, id: Uuid, p: &Played) {
                  sanction_id, reason, until_at) VALUES (1790000000000, {id_lit}, 'Olive', 'suspend', {id_lit}, \
                  'Ann', {id_lit}, 'abuse', {})",
                 i64::MAX
+            ))
+            .await;
+        }
+        if stage >= 14 {
+            // A chat message at the table, removed, and its audit entry.
+            db.exec(&format!(
+                "INSERT INTO chat_messages (table_id, id, account_id, seat, name, text, at, removed_at) \
+                 VALUES ({id_lit}, 7, {id_lit}, 1, 'Ann', 'rude words', 1790000000000, 1790000000001)"
+            ))
+            .await;
+            db.exec(&format!(
+                "INSERT INTO audit_log (at, operator_id, operator_name, action, account_id, account_name, \
+                 reason, table_id, message_id) VALUES (1790000000001, {id_lit}, 'Olive', 'remove_chat', \
+                 {id_lit}, 'Ann', 'insults', {id_lit}, 7)"
             ))
             .await;
         }
@@ -417,7 +431,21 @@ async fn every_stage_survives(kind: &str, db: Db, url: &str, data_dir: &Path) {
             assert_eq!(held.len(), 1, "{kind}");
             assert_eq!((held[0].reason.as_str(), held[0].made_by), ("abuse", Some(*id)), "{kind}");
             let log = moderation.audit(None, 10).await.unwrap();
-            assert_eq!(log[0].operator, Some((*id, "Olive".to_owned())), "{kind}");
+            let made = log.iter().find(|e| e.sanction == Some(*id)).unwrap();
+            assert_eq!(made.operator, Some((*id, "Olive".to_owned())), "{kind}");
+        }
+        if *stage >= 14 {
+            let chat = journal.accounts().chat().at_table(*id, None, 10).await.unwrap();
+            assert_eq!(chat.len(), 1, "{kind}");
+            assert_eq!(
+                (chat[0].id, chat[0].seat, chat[0].account),
+                (7, Some(Seat::East), Some(*id)),
+                "{kind}"
+            );
+            assert_eq!(chat[0].removed_at_ms, Some(1_790_000_000_001), "{kind}");
+            let log = journal.accounts().moderation().audit(None, 10).await.unwrap();
+            let removal = log.iter().find(|e| e.message.is_some_and(|(table, _)| table == *id)).unwrap();
+            assert_eq!((removal.message, removal.reason.as_str()), (Some((*id, 7)), "insults"), "{kind}");
         }
         // The summary columns are filled in for rows written before them.
         let s = summaries.iter().find(|s| s.table == *id).unwrap();

@@ -808,6 +808,7 @@ async fn call(journal: &Journal, op: Op, id: Uuid) -> Result<(), StorageError> {
         }
         Op::Close => journal.close(id).await,
         Op::Epoch => journal.bump_epoch(id).await.map(drop),
+        Op::Chat => journal.chat(said(id, 1)).await,
         Op::Read => journal.get(id).await.map(drop),
     }
 }
@@ -824,11 +825,36 @@ async fn written(plain: &Journal, op: Op, id: Uuid) -> bool {
         Op::Finish => t.result.is_some(),
         Op::Close => plain.unfinished().await.unwrap().iter().all(|u| u.as_ref().unwrap().table.id != id),
         Op::Epoch => t.epoch == 1,
+        Op::Chat => plain.accounts().chat().at_table(id, None, 10).await.unwrap() == [said(id, 1)],
     }
 }
 
-const OPS: [Op; 9] =
-    [Op::Table, Op::Seats, Op::Start, Op::Action, Op::Hand, Op::Finish, Op::Close, Op::Epoch, Op::Read];
+/// Chat message `n` said at `table`.
+fn said(table: Uuid, n: u64) -> spades_server::storage::ChatRow {
+    spades_server::storage::ChatRow {
+        table,
+        id: n,
+        account: None,
+        seat: Some(Seat::North),
+        name: "Ann".into(),
+        text: format!("message {n}"),
+        at_ms: 1_000 + n,
+        removed_at_ms: None,
+    }
+}
+
+const OPS: [Op; 10] = [
+    Op::Table,
+    Op::Seats,
+    Op::Start,
+    Op::Action,
+    Op::Hand,
+    Op::Finish,
+    Op::Close,
+    Op::Epoch,
+    Op::Chat,
+    Op::Read,
+];
 
 async fn faults_do_what_they_say(plain: Journal) {
     let kind = plain.kind();

@@ -621,6 +621,7 @@ impl App {
                 let text: String = text.chars().filter(|c| !c.is_control()).collect();
                 self.info(format!("{name}: {text}"));
             }
+            Event::ChatRemoved { .. } => self.info("a moderator removed a chat message"),
             Event::Disconnected { reason, attempt, retry_in } => {
                 t.link = Link::Reconnecting { attempt, at_ms: now + retry_in.as_millis() as u64, reason };
             }

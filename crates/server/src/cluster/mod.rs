@@ -384,6 +384,23 @@ impl Cluster {
     ///
     /// # Errors
     /// `table_not_found`, or 503 while the table moves between nodes.
+    /// Tells the node that owns `table` that chat message `id` was
+    /// removed. True when a running table took it; false when the table
+    /// runs nowhere (or did not answer: the store holds the removal, and
+    /// a connection that attaches later is sent only what the table keeps).
+    pub async fn remove_chat(&self, table: Uuid, id: u64) -> bool {
+        let owners = match self.leases.owners(&[table]).await {
+            Ok(owners) => owners,
+            Err(e) => {
+                warn!(error = %e, "could not read a table's owner");
+                return false;
+            }
+        };
+        let Some((_, owner)) = owners.into_iter().next() else { return false };
+        let Some(node) = owner.node.filter(|_| owner.live && !owner.done) else { return false };
+        matches!(self.request(&node, &Request::RemoveChat { table, id }).await, Ok(Reply::Done))
+    }
+
     pub async fn status(&self, hosting: &Hosting, table: Uuid) -> Result<TableStatus, AppError> {
         let not_found = || AppError::new(ErrorCode::TableNotFound, "no such table");
         for attempt in 0..3 {

@@ -133,6 +133,15 @@ async fn handle(hosting: &Hosting, cluster: &Arc<Cluster>, request: Request) -> 
             }
             _ => Reply::NotHere,
         }),
+        Request::RemoveChat { table, id } => Some(match hosting.get(&table) {
+            Some(h) if h.runs() && cluster.still_holds(table).await.unwrap_or(false) => {
+                match h.send(TableCommand::RemoveChat { id }).await {
+                    Ok(()) => Reply::Done,
+                    Err(_) => Reply::NotHere,
+                }
+            }
+            _ => Reply::NotHere,
+        }),
         Request::Create { name, options, owner_account } => {
             Some(match hosting.create(name, options, owner_account).await {
                 Ok((table, owner_token)) => Reply::Created { table, owner_token },

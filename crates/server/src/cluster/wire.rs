@@ -129,6 +129,12 @@ pub(crate) enum Request {
     Status {
         table: Uuid,
     },
+    /// An operator removed chat message `id` (already removed in the
+    /// store): the owner drops it and tells the table's connections.
+    RemoveChat {
+        table: Uuid,
+        id: u64,
+    },
     Create {
         name: String,
         options: TableOptions,
@@ -157,6 +163,8 @@ pub(crate) enum Reply {
     },
     /// The table is not (or no longer) on this node.
     NotHere,
+    /// The table took the command.
+    Done,
     Status {
         status: Box<TableStatus>,
     },

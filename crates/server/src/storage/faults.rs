@@ -29,6 +29,8 @@ pub enum Op {
     Close,
     /// [`super::Journal::bump_epoch`].
     Epoch,
+    /// [`super::Journal::chat`].
+    Chat,
     /// Every read: `get`, `unfinished`, `recent`, `recent_summaries`.
     Read,
 }

@@ -49,7 +49,8 @@ impl MemoryStore {
         let id = op.table();
         let t = tables.get_mut(&id).ok_or_else(|| missing(id))?;
         match op {
-            WriteOp::Table(_) => {}
+            // Kept in the account store (see `Journal::chat`).
+            WriteOp::Table(_) | WriteOp::Chat(_) => {}
             WriteOp::Close { .. } => t.closed = true,
             WriteOp::Seats(_, seats) => t.seats = seats.clone(),
             WriteOp::Start { seed, fair, .. } => {

@@ -19,6 +19,7 @@ use uuid::Uuid;
 
 mod accounts;
 mod ceremonies;
+mod chat;
 mod faults;
 mod lease;
 mod memory;
@@ -33,10 +34,13 @@ pub use accounts::{
     AccountRow, AccountStore, Created, NameHolder, NewGuest, Rename, Renamed, SessionRow, SessionsOf,
 };
 pub use ceremonies::{Ceremony, CeremonyKind, CeremonyStore};
+pub use chat::{ChatRow, ChatStore};
 pub use faults::{Faults, Op};
 pub use lease::{Claimed, Leases, NodeRow, Owner, Registered, TableCounts};
 pub use memory::MemoryStore;
-pub use moderation::{Actor, AuditRow, Lift, ModerationStore, OperatorRow, SanctionRow};
+pub use moderation::{
+    Actor, AuditRow, Lift, ModerationStore, OperatorRow, Removal as ChatRemoval, SanctionRow,
+};
 pub use oidc::{Linked, Member, NewMember, OidcIdentityRow, OidcStore};
 pub use passkeys::{PasskeyRow, PasskeyStore};
 pub use passwords::{PasswordRow, PasswordStore};
@@ -545,6 +549,19 @@ impl Journal {
     /// When the log cannot be written.
     pub async fn close(&self, table: Uuid) -> Result<(), StorageError> {
         self.write(Op::Close, WriteOp::Close { table, at: crate::time::now_ms() }).await.map(drop)
+    }
+
+    /// Keeps a chat message said at its table (a repeat is ignored). A SQL
+    /// log writes it with the table's moves, under the same fence; a log
+    /// kept in memory keeps it in its account store.
+    ///
+    /// # Errors
+    /// When the log cannot be written.
+    pub async fn chat(&self, message: ChatRow) -> Result<(), StorageError> {
+        if let Backend::Memory(m) = &*self.backend {
+            return self.guarded(Op::Chat, m.accounts.chat().insert(&message)).await;
+        }
+        self.write(Op::Chat, WriteOp::Chat(message)).await.map(drop)
     }
 
     /// Durably increments the table's epoch and returns the new value (1

@@ -11,6 +11,7 @@ use super::StorageError;
 use super::accounts::{
     ACCOUNT_COLUMNS, AccountRow, AccountStore, AccountTuple, account_of, ms, unms, uuid_of,
 };
+use super::chat::{CHAT_COLUMNS, ChatRow, ChatTuple, chat_of};
 use super::sql::Pool;
 
 /// A sanction as stored.
@@ -76,6 +77,19 @@ pub struct AuditRow {
     pub reason: String,
     /// Until when the sanction made holds.
     pub until_ms: Option<u64>,
+    /// The chat message removed: its table and number.
+    pub message: Option<(Uuid, u64)>,
+}
+
+/// What removing a chat message found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Removal {
+    /// Removed (the row after).
+    Done(ChatRow),
+    /// It had already been removed: nothing changed.
+    Already(ChatRow),
+    /// No such message (never kept, or forgotten).
+    Missing,
 }
 
 /// What lifting a sanction found.
@@ -112,6 +126,13 @@ impl AccountStore {
     }
 }
 
+impl ModerationStore {
+    /// The chat archive on the same database.
+    pub fn chat(&self) -> super::ChatStore {
+        self.db.chat()
+    }
+}
+
 type SanctionTuple = (
     String,
     String,
@@ -135,12 +156,14 @@ type AuditTuple = (
     Option<String>,
     String,
     Option<i64>,
+    Option<String>,
+    Option<i64>,
 );
 
 const SANCTION_COLUMNS: &str =
     "id, account_id, kind, reason, until_at, made_at, made_by, lifted_at, lifted_by, lift_reason";
-const AUDIT_COLUMNS: &str =
-    "id, at, operator_id, operator_name, action, account_id, account_name, sanction_id, reason, until_at";
+const AUDIT_COLUMNS: &str = "id, at, operator_id, operator_name, action, account_id, account_name, \
+     sanction_id, reason, until_at, table_id, message_id";
 
 fn opt_uuid(what: &str, s: Option<String>) -> Result<Option<Uuid>, StorageError> {
     s.map(|s| uuid_of(what, &s)).transpose()
@@ -176,7 +199,24 @@ fn named(
 }
 
 fn audit_of(row: AuditTuple) -> Result<AuditRow, StorageError> {
-    let (id, at, operator_id, operator_name, action, account_id, account_name, sanction, reason, until) = row;
+    let (
+        id,
+        at,
+        operator_id,
+        operator_name,
+        action,
+        account_id,
+        account_name,
+        sanction,
+        reason,
+        until,
+        table,
+        message,
+    ) = row;
+    let message = match (table, message) {
+        (Some(table), Some(n)) => Some((uuid_of("table", &table)?, unms(n))),
+        _ => None,
+    };
     Ok(AuditRow {
         id: unms(id),
         at_ms: unms(at),
@@ -188,6 +228,7 @@ fn audit_of(row: AuditTuple) -> Result<AuditRow, StorageError> {
         sanction: opt_uuid("sanction", sanction)?,
         reason,
         until_ms: until.map(unms),
+        message,
     })
 }
 
@@ -369,6 +410,29 @@ impl ModerationStore {
         rows.into_iter().map(account_of).collect()
     }
 
+    /// Removes the chat message `id` of `table` if it stands, with its
+    /// audit entry (the writer's account, when it had one, as the entry's
+    /// account).
+    ///
+    /// # Errors
+    /// When the database fails.
+    pub async fn remove_chat(&self, table: Uuid, id: u64, by: Actor<'_>) -> Result<Removal, StorageError> {
+        let (removed, row) = self
+            .db
+            .run("removing a chat message", |pool| async move {
+                match pool {
+                    Pool::Sqlite(p) => sqlite::remove_chat(&p, table, id, by).await,
+                    Pool::Postgres(p) => pg::remove_chat(&p, table, id, by).await,
+                }
+            })
+            .await?;
+        Ok(match row.map(chat_of).transpose()? {
+            None => Removal::Missing,
+            Some(row) if removed => Removal::Done(row),
+            Some(row) => Removal::Already(row),
+        })
+    }
+
     /// The audit log, the newest first: at most `limit` entries numbered
     /// below `before` (all: `None`).
     ///
@@ -404,10 +468,12 @@ macro_rules! backend {
                 account: Option<(Uuid, &str)>,
                 sanction: Option<Uuid>,
                 until_ms: Option<u64>,
+                message: Option<(Uuid, u64)>,
             ) -> Result<(), sqlx::Error> {
                 sqlx::query(
                     "INSERT INTO audit_log (at, operator_id, operator_name, action, account_id, account_name, \
-                     sanction_id, reason, until_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
+                     sanction_id, reason, until_at, table_id, message_id) \
+                     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)",
                 )
                 .bind(ms(by.now_ms))
                 .bind(by.operator.map(|(id, _)| id.to_string()))
@@ -418,6 +484,8 @@ macro_rules! backend {
                 .bind(sanction.map(|s| s.to_string()))
                 .bind(by.reason)
                 .bind(until_ms.map(ms))
+                .bind(message.map(|(table, _)| table.to_string()))
+                .bind(message.map(|(_, n)| ms(n)))
                 .execute(&mut *conn)
                 .await
                 .map(drop)
@@ -469,7 +537,7 @@ macro_rules! backend {
                     return Ok(false);
                 }
                 let action = if grant { AuditAction::GrantOperator } else { AuditAction::RevokeOperator };
-                audit_entry(&mut tx, by, action, Some((target.id, &target.name)), None, None).await?;
+                audit_entry(&mut tx, by, action, Some((target.id, &target.name)), None, None, None).await?;
                 tx.commit().await?;
                 Ok(true)
             }
@@ -495,7 +563,7 @@ macro_rules! backend {
                 .execute(&mut *tx)
                 .await?;
                 let action = AuditAction::of(s.kind);
-                audit_entry(&mut tx, by, action, Some((s.account, name)), Some(s.id), s.until_ms).await?;
+                audit_entry(&mut tx, by, action, Some((s.account, name)), Some(s.id), s.until_ms, None).await?;
                 tx.commit().await
             }
 
@@ -533,8 +601,54 @@ macro_rules! backend {
                     .await?;
                 let account = Uuid::parse_str(&account).ok();
                 let name = name.map(|(n,)| n).unwrap_or_default();
-                audit_entry(&mut tx, by, AuditAction::Lift, account.map(|a| (a, name.as_str())), Some(id), None)
-                    .await?;
+                let account = account.map(|a| (a, name.as_str()));
+                audit_entry(&mut tx, by, AuditAction::Lift, account, Some(id), None, None).await?;
+                tx.commit().await?;
+                Ok((true, row))
+            }
+
+            pub(super) async fn remove_chat(
+                pool: &$pool,
+                table: Uuid,
+                id: u64,
+                by: Actor<'_>,
+            ) -> Result<(bool, Option<ChatTuple>), sqlx::Error> {
+                let mut tx = pool.begin().await?;
+                let removed = sqlx::query(
+                    "UPDATE chat_messages SET removed_at = $1 WHERE table_id = $2 AND id = $3 AND removed_at IS NULL",
+                )
+                .bind(ms(by.now_ms))
+                .bind(table.to_string())
+                .bind(ms(id))
+                .execute(&mut *tx)
+                .await?
+                .rows_affected()
+                    == 1;
+                let row: Option<ChatTuple> = sqlx::query_as(sqlx::AssertSqlSafe(format!(
+                    "SELECT {CHAT_COLUMNS} FROM chat_messages WHERE table_id = $1 AND id = $2"
+                )))
+                .bind(table.to_string())
+                .bind(ms(id))
+                .fetch_optional(&mut *tx)
+                .await?;
+                if !removed {
+                    tx.rollback().await?;
+                    return Ok((false, row));
+                }
+                // The writer as the entry's account, under the name they
+                // have now (their name at the table is in the message).
+                let account = row.as_ref().and_then(|r| r.2.clone());
+                let name: Option<(String,)> = match &account {
+                    Some(a) => sqlx::query_as("SELECT name FROM accounts WHERE id = $1")
+                        .bind(a)
+                        .fetch_optional(&mut *tx)
+                        .await?,
+                    None => None,
+                };
+                let account = account.and_then(|a| Uuid::parse_str(&a).ok());
+                let name = name.map(|(n,)| n).unwrap_or_default();
+                let account = account.map(|a| (a, name.as_str()));
+                audit_entry(&mut tx, by, AuditAction::RemoveChat, account, None, None, Some((table, id))).await?;
                 tx.commit().await?;
                 Ok((true, row))
             }

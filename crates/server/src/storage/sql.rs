@@ -44,6 +44,7 @@ pub(super) enum WriteOp {
     Finish { table: Uuid, result: MatchResult, at: u64 },
     Close { table: Uuid, at: u64 },
     Epoch(Uuid),
+    Chat(super::ChatRow),
 }
 
 impl WriteOp {
@@ -51,6 +52,7 @@ impl WriteOp {
     pub(super) fn table(&self) -> Uuid {
         match self {
             WriteOp::Table(t) => t.id,
+            WriteOp::Chat(c) => c.table,
             WriteOp::Seats(t, _)
             | WriteOp::Action(t, _)
             | WriteOp::Hand(t, _)
@@ -798,7 +800,7 @@ fn json<T: serde::Serialize>(v: &T) -> String {
 
 /// The same SQL for both databases (`$n` placeholders work in both).
 macro_rules! backend {
-    ($module:ident, $pool:ty, $own:path, $fences:path, $insert_actions:path) => {
+    ($module:ident, $pool:ty, $own:path, $fences:path, $insert_actions:path, $insert_chat:path) => {
         mod $module {
             use super::*;
 
@@ -898,6 +900,7 @@ macro_rules! backend {
                             .execute(&mut *tx)
                             .await?;
                         }
+                        WriteOp::Chat(message) => $insert_chat(&mut *tx, message).await?,
                         WriteOp::Close { table, at } => {
                             sqlx::query("UPDATE tables SET closed_at = coalesce(closed_at, $2) WHERE id = $1")
                                 .bind(table.to_string())
@@ -1282,8 +1285,15 @@ async fn pg_fences(tx: &mut sqlx::PgConnection, writes: &[Write<'_>]) -> Result<
         .collect())
 }
 
-backend!(sqlite, SqlitePool, sqlite_own, sqlite_fences, sqlite_insert_actions);
-backend!(postgres, PgPool, pg_own, pg_fences, pg_insert_actions);
+backend!(
+    sqlite,
+    SqlitePool,
+    sqlite_own,
+    sqlite_fences,
+    sqlite_insert_actions,
+    crate::storage::chat::sqlite::insert
+);
+backend!(postgres, PgPool, pg_own, pg_fences, pg_insert_actions, crate::storage::chat::pg::insert);
 
 /// Test helper: raw access to the pool, to plant corrupt rows.
 #[doc(hidden)]

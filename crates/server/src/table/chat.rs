@@ -1,23 +1,27 @@
-//! Chat at the table: who may write, and telling everybody. The text was
-//! checked and rate-limited by the writer's connection before it was queued
-//! (`chat.rs`); the table keeps the last few messages in memory for
-//! connections that attach later, and stores nothing.
+//! Chat at the table: who may write, telling everybody, and keeping it.
+//! The text was checked and rate-limited by the writer's connection before
+//! it was queued (`chat.rs`); the table keeps the last few messages in
+//! memory for connections that attach later, and hands each one to its
+//! journal to keep for moderation without waiting for the write. An
+//! operator's removal drops a message here too and tells everybody.
 
 use std::collections::VecDeque;
 
 use spades_protocol::{ErrorCode, ServerMessage};
-use tracing::warn;
+use tracing::{info, warn};
+
+use crate::storage::ChatRow;
 
 use super::{ConnId, Frame, Role, Table};
 
 /// Messages kept for connections that attach later.
 pub(super) const HISTORY: usize = 30;
 
-/// The last messages said at the table, as frames, and the next message's
-/// id.
+/// The last messages said at the table, as frames by id, and the next
+/// message's id.
 #[derive(Debug)]
 pub(super) struct ChatLog {
-    frames: VecDeque<Frame>,
+    frames: VecDeque<(u64, Frame)>,
     /// Ids grow like view `seq`: from `epoch << 32` after a restore, so a
     /// client that keeps messages by id never takes a new one for an old.
     next_id: u64,
@@ -51,7 +55,8 @@ impl Table {
             }
         };
         let id = self.chat_log.next_id;
-        let msg = ServerMessage::Chat { id, from, name, text, at: crate::time::now_ms() };
+        let at = crate::time::now_ms();
+        let msg = ServerMessage::Chat { id, from, name: name.clone(), text: text.clone(), at };
         let frame = match Frame::of(&msg) {
             Ok(frame) => frame,
             Err(e) => return warn!(error = %e, "could not serialise a chat message"),
@@ -61,17 +66,49 @@ impl Table {
         if self.chat_log.frames.len() >= HISTORY {
             self.chat_log.frames.pop_front();
         }
-        self.chat_log.frames.push_back(frame.clone());
+        self.chat_log.frames.push_back((id, frame.clone()));
         for i in 0..self.conns.len() {
             let id = self.conns[i].id;
             self.queue(id, i, frame.clone());
+        }
+        // Kept off the table's task: a slow store never holds the table.
+        // The seat's account, else (a spectator) the connection's.
+        let account = match role {
+            Role::Seat(seat) => self.seats[seat].as_ref().and_then(|o| o.account),
+            Role::Spectator | Role::Left(_) => {
+                self.conns.iter().find(|c| c.id == conn).and_then(|c| c.account)
+            }
+        };
+        let row =
+            ChatRow { table: self.id, id, account, seat: from, name, text, at_ms: at, removed_at_ms: None };
+        let (journal, table) = (self.journal.clone(), self.id);
+        tokio::spawn(async move {
+            if let Err(e) = journal.chat(row).await {
+                warn!(%table, message = id, error = %e, "could not keep a chat message");
+            }
+        });
+    }
+
+    /// An operator removed message `id`: it is no longer sent to
+    /// connections that attach, and everybody is told to stop showing it.
+    pub(super) fn remove_chat(&mut self, id: u64) {
+        self.chat_log.frames.retain(|(kept, _)| *kept != id);
+        let frame = match Frame::of(&ServerMessage::ChatRemoved { id }) {
+            Ok(frame) => frame,
+            Err(e) => return warn!(error = %e, "could not serialise a removal"),
+        };
+        info!(message = id, "chat message removed by an operator");
+        for i in 0..self.conns.len() {
+            let conn = self.conns[i].id;
+            self.queue(conn, i, frame.clone());
         }
     }
 
     /// The recent messages, to a connection that has just attached.
     pub(super) fn send_chat_log(&mut self, conn: ConnId) {
         let Some(i) = self.conns.iter().position(|c| c.id == conn) else { return };
-        for frame in self.chat_log.frames.clone() {
+        let frames: Vec<Frame> = self.chat_log.frames.iter().map(|(_, f)| f.clone()).collect();
+        for frame in frames {
             self.queue(conn, i, frame);
         }
     }

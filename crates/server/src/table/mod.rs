@@ -362,6 +362,11 @@ pub enum TableCommand {
         /// The plan, when accepted.
         reply: oneshot::Sender<Option<RematchPlan>>,
     },
+    /// An operator removed a chat message: drop it and tell everybody.
+    RemoveChat {
+        /// The message's id at the table.
+        id: u64,
+    },
     /// The rematch's table was created, or why not.
     RematchStarted {
         /// The connection that asked.
@@ -668,6 +673,7 @@ impl Table {
                 let _ = reply.send(self.plan_rematch(conn, req, owner_token.as_ref().map(|t| t.0.as_str())));
             }
             TableCommand::RematchStarted { conn, req, next } => self.rematch_started(conn, req, next, now),
+            TableCommand::RemoveChat { id } => self.remove_chat(id),
         }
         self.settle_dropped(now);
     }

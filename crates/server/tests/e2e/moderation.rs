@@ -143,6 +143,8 @@ async fn the_first_operator_is_made_on_the_command_line_and_operator_routes_refu
         ("POST", format!("/api/v1/admin/sanctions/{bo_id}/lift"), Some(json!({"reason": "x"}))),
         ("GET", "/api/v1/admin/operators".into(), None),
         ("GET", "/api/v1/admin/audit".into(), None),
+        ("GET", format!("/api/v1/admin/tables/{bo_id}/chat"), None),
+        ("POST", format!("/api/v1/admin/tables/{bo_id}/chat/1/remove"), Some(json!({"reason": "x"}))),
         // Last: it makes Bo an operator.
         (
             "PUT",
@@ -431,6 +433,133 @@ async fn a_mute_refuses_chat_and_a_ban_holds_until_it_is_lifted() {
         .map(|e| e["action"].as_str().unwrap().to_owned())
         .collect();
     assert_eq!(actions, ["lift", "ban", "lift", "mute", "grant_operator"]);
+    server.stop().await;
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Reads `c` until a chat frame with `text` (within five seconds): its id.
+async fn heard(c: &mut Client, text: &str) -> u64 {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
+    while tokio::time::Instant::now() < deadline {
+        if let Some(ServerMessage::Chat { id, text: said, .. }) = c.try_recv(Duration::from_millis(200)).await
+            && said == text
+        {
+            return id;
+        }
+    }
+    panic!("{text:?} was not heard");
+}
+
+/// Reads `c` for `wait`: the ids of the chat frames and of the removals.
+async fn chat_frames(c: &mut Client, wait: Duration) -> (Vec<u64>, Vec<u64>) {
+    let (mut said, mut removed) = (Vec::new(), Vec::new());
+    let deadline = tokio::time::Instant::now() + wait;
+    while tokio::time::Instant::now() < deadline {
+        match c.try_recv(Duration::from_millis(100)).await {
+            Some(ServerMessage::Chat { id, .. }) => said.push(id),
+            Some(ServerMessage::ChatRemoved { id }) => removed.push(id),
+            _ => {}
+        }
+    }
+    (said, removed)
+}
+
+/// The chat kept of `table`, as an operator reads it, until it holds `n`
+/// messages (written off the table's task: within a few seconds).
+async fn kept(server: &TestServer, olive: &str, table: uuid::Uuid, n: usize) -> Vec<Value> {
+    let path = format!("/api/v1/admin/tables/{table}/chat");
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
+    loop {
+        let page = get(server, olive, &path).await;
+        assert_eq!(page.status, 200, "{}", page.body);
+        let lines = page.body.as_array().unwrap().clone();
+        if lines.len() >= n || tokio::time::Instant::now() > deadline {
+            assert_eq!(lines.len(), n, "{}", page.body);
+            return lines;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+#[tokio::test]
+async fn chat_is_kept_and_an_operator_removes_a_message_for_everyone_at_the_table() {
+    let (server, dir) = server().await;
+    let olive = operator(&server, &dir).await;
+    let (ann, ann_id) = player(&server, 1, "Ann").await;
+    let (bo, bo_id) = player(&server, 2, "Bo").await;
+    let (table, mut ann_seat) = own_match(&server, &ann).await;
+    let mut watcher = Client::connect_with(server.addr, &[("authorization", &format!("Bearer {bo}"))]).await;
+    let watching = watcher.request(ClientMessage::Watch { protocol: Some(PROTOCOL_VERSION), table }).await;
+    assert!(matches!(watching, ServerMessage::Watching { .. }), "{watching:?}");
+    let chat = |text: &str| ClientMessage::Chat { text: text.to_owned() };
+    for text in ["good luck", "you are all idiots", "gg"] {
+        let said = ann_seat.request(chat(text)).await;
+        assert!(code_of(&said).is_none(), "{said:?}");
+        heard(&mut watcher, text).await;
+    }
+
+    // Kept, the newest first, with the writer's account and seat.
+    let lines = kept(&server, &olive, table, 3).await;
+    let texts: Vec<&str> = lines.iter().map(|l| l["text"].as_str().unwrap()).collect();
+    assert_eq!(texts, ["gg", "you are all idiots", "good luck"]);
+    assert_eq!(
+        (lines[1]["account"].as_str(), lines[1]["name"].as_str()),
+        (Some(ann_id.as_str()), Some("Ann"))
+    );
+    assert!(lines[1]["seat"].is_string() && lines[1].get("removed_at").is_none(), "{}", lines[1]);
+    let rude = lines[1]["id"].as_u64().unwrap();
+    let page =
+        get(&server, &olive, &format!("/api/v1/admin/tables/{table}/chat?before={rude}&limit=5")).await;
+    assert_eq!(page.body.as_array().unwrap().len(), 1, "paged by number: {}", page.body);
+    let dossier = get(&server, &olive, &format!("/api/v1/admin/accounts/{ann_id}")).await;
+    assert_eq!(dossier.body["chat"].as_array().unwrap().len(), 3, "{}", dossier.body);
+    let none = get(&server, &olive, &format!("/api/v1/admin/accounts/{bo_id}")).await;
+    assert_eq!(none.body["chat"], json!([]));
+
+    // Removed: everybody at the table is told, at once; the record says so.
+    let remove = format!("/api/v1/admin/tables/{table}/chat/{rude}/remove");
+    refused(&post(&server, &olive, &remove, json!({"reason": " "})).await, 400, ErrorCode::InvalidOptions);
+    let done = post(&server, &olive, &remove, json!({"reason": "insults"})).await;
+    assert_eq!(done.status, 200, "{}", done.body);
+    assert_eq!(done.body["text"], json!("you are all idiots"));
+    assert!(done.body["removed_at"].as_u64().is_some(), "{}", done.body);
+    for c in [&mut ann_seat, &mut watcher] {
+        let (_, removed) = chat_frames(c, Duration::from_millis(500)).await;
+        assert_eq!(removed, [rude]);
+    }
+    refused(
+        &post(&server, &olive, &remove, json!({"reason": "again"})).await,
+        409,
+        ErrorCode::InvalidOptions,
+    );
+    let unknown = format!("/api/v1/admin/tables/{table}/chat/999/remove");
+    refused(&post(&server, &olive, &unknown, json!({"reason": "x"})).await, 404, ErrorCode::NotFound);
+    let bad = format!("/api/v1/admin/tables/{table}/chat/-1/remove");
+    refused(&post(&server, &olive, &bad, json!({"reason": "x"})).await, 404, ErrorCode::NotFound);
+
+    // A connection that comes later is not sent the removed message.
+    let mut late = Client::connect_with(server.addr, &[("authorization", &format!("Bearer {bo}"))]).await;
+    let watching = late.request(ClientMessage::Watch { protocol: Some(PROTOCOL_VERSION), table }).await;
+    assert!(matches!(watching, ServerMessage::Watching { .. }), "{watching:?}");
+    let (said, removed) = chat_frames(&mut late, Duration::from_millis(500)).await;
+    assert_eq!((said.len(), said.contains(&rude), removed.len()), (2, false, 0), "{said:?}");
+
+    // The audit log names the message; the writer's export holds it, marked.
+    let audit = get(&server, &olive, "/api/v1/admin/audit").await;
+    let entry = &audit.body[0];
+    assert_eq!(
+        (entry["action"].as_str(), entry["table"].as_str(), entry["message"].as_u64()),
+        (Some("remove_chat"), Some(table.to_string().as_str()), Some(rude))
+    );
+    assert_eq!(
+        (entry["account"]["id"].as_str(), entry["reason"].as_str()),
+        (Some(ann_id.as_str()), Some("insults"))
+    );
+    let export = get(&server, &ann, "/api/v1/me/export").await;
+    let mine = export.body["chat"].as_array().unwrap();
+    assert_eq!(mine.len(), 3, "{}", export.body["chat"]);
+    assert!(mine.iter().any(|l| l["id"].as_u64() == Some(rude) && l["removed_at"].is_u64()));
+    assert_eq!(get(&server, &bo, "/api/v1/me/export").await.body["chat"], json!([]));
     server.stop().await;
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -1,7 +1,8 @@
 //! Moderation in a cluster: the first operator made on the command line
 //! against the shared PostgreSQL store, and a ban made through one node
 //! closing the player's sockets on every node within seconds; while it
-//! holds, no node seats the account.
+//! holds, no node seats the account. A chat message removed through one
+//! node goes from the sockets of its table on every node.
 
 use std::time::Duration;
 
@@ -96,6 +97,97 @@ async fn a_ban_made_through_one_node_closes_the_players_sockets_on_every_node() 
             })
             .await;
         assert_eq!(code_of(&resumed), Some(ErrorCode::Banned), "{resumed:?}");
+    }
+    drop((n1, n2));
+    env.drop_db().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_chat_message_removed_through_another_node_goes_from_every_socket_at_the_table() {
+    let Some(env) = Env::new().await else { return };
+    let (n1, n2) = (Node::start(&env, "n1").await, Node::start(&env, "n2").await);
+    let http = http();
+    let url = |node: &Node, path: &str| format!("http://{}{path}", node.addr);
+    let sign_in = |node: &Node, n: u32, name: &str| {
+        http.post(url(node, "/api/v1/accounts/guest"))
+            .json(&json!({"device_secret": format!("chat-removal-device-secret-{n:016}"), "name": name, "session": "bearer"}))
+            .send()
+    };
+    let ann: Value = sign_in(&n1, 1, "Ann").await.unwrap().json().await.unwrap();
+    let olive: Value = sign_in(&n2, 2, "Olive").await.unwrap().json().await.unwrap();
+    let olive_token = olive["token"].as_str().unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_spades-server"))
+        .args(["admin", "grant", "Olive"])
+        .env("SPADES_STORAGE__DATABASE_URL", &env.url)
+        .env("SPADES_STORAGE__DATA_DIR", env.data.join("admin"))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+
+    // The table runs on n1; Ann sits there, a spectator watches through n2.
+    let table: spades_protocol::CreatedTable = http
+        .post(url(&n1, "/api/v1/tables"))
+        .json(&spades_protocol::CreateTable { name: None, options: TableOptions::default() })
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let bearer = format!("Bearer {}", ann["token"].as_str().unwrap());
+    let mut seat = Client::connect_with(n1.addr, &[("authorization", &bearer)]).await;
+    let joined = seat
+        .request(ClientMessage::Join {
+            protocol: Some(PROTOCOL_VERSION),
+            table: table.table,
+            name: None,
+            seat: None,
+            invite: None,
+        })
+        .await;
+    assert!(matches!(joined, ServerMessage::Joined { .. }), "{joined:?}");
+    let mut watching = Client::connect(n2.addr).await;
+    let watched =
+        watching.request(ClientMessage::Watch { protocol: Some(PROTOCOL_VERSION), table: table.table }).await;
+    assert!(matches!(watched, ServerMessage::Watching { .. }), "{watched:?}");
+    let said = seat.request(ClientMessage::Chat { text: "rude words".into() }).await;
+    assert!(code_of(&said).is_none(), "{said:?}");
+
+    // Kept in the shared store, read and removed through n2.
+    let chat_path = format!("/api/v1/admin/tables/{}/chat", table.table);
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
+    let id = loop {
+        let lines: Value = http
+            .get(url(&n2, &chat_path))
+            .bearer_auth(olive_token)
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        if let Some(id) = lines[0]["id"].as_u64() {
+            assert_eq!(lines[0]["text"], json!("rude words"));
+            break id;
+        }
+        assert!(tokio::time::Instant::now() < deadline, "the message was not kept: {lines}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    let removed = http
+        .post(url(&n2, &format!("{chat_path}/{id}/remove")))
+        .bearer_auth(olive_token)
+        .json(&json!({"reason": "insults"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(removed.status(), 200);
+    for (name, c) in [("n1", &mut seat), ("n2", &mut watching)] {
+        let mut told = false;
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
+        while !told && tokio::time::Instant::now() < deadline {
+            told = matches!(c.try_recv(Duration::from_millis(200)).await, Some(ServerMessage::ChatRemoved { id: r }) if r == id);
+        }
+        assert!(told, "the socket on {name} was not told");
     }
     drop((n1, n2));
     env.drop_db().await;
