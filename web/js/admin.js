@@ -15,6 +15,7 @@ const findAccounts = (q) => call('GET', `/admin/accounts?q=${encodeURIComponent(
 const getDossier = (id) => call('GET', `/admin/accounts/${encodeURIComponent(id)}`);
 const addSanction = (id, body) => call('POST', `/admin/accounts/${encodeURIComponent(id)}/sanctions`, body);
 const liftSanction = (id, reason) => call('POST', `/admin/sanctions/${encodeURIComponent(id)}/lift`, { reason });
+const removeChat = (table, id, reason) => call('POST', `/admin/tables/${encodeURIComponent(table)}/chat/${id}/remove`, { reason });
 const setOperator = (id, operator, reason) => call('PUT', `/admin/accounts/${encodeURIComponent(id)}/operator`, { operator, reason });
 const listOperators = () => call('GET', '/admin/operators');
 
@@ -56,6 +57,7 @@ function auditWords(e) {
     ban: `banned ${whom}`,
     mute: `muted ${whom} in chat${until}`,
     lift: `lifted a sanction on ${whom}`,
+    remove_chat: `removed a chat message of ${e.account?.name || 'a player'}`,
   }[e.action] || `${e.action} ${whom}`;
   return `${who} ${did}: ${e.reason}`;
 }
@@ -160,6 +162,7 @@ function mountAdmin(me) {
           ? h('ul', { class: 'session-list', id: 'admin-sanctions', 'aria-labelledby': 'admin-sanctions-h' }, d.sanctions.map(sanctionRow))
           : h('p', { class: 'muted' }, 'None yet.'),
         sanctionForm(a), roleForm(a),
+        h('h3', { id: 'admin-chat-h' }, 'Recent chat'), chatList(d.chat || []),
         h('h3', { id: 'admin-matches-h' }, 'Recent matches'), matchesList(d.matches));
     }
     if (focus) head.focus();
@@ -181,13 +184,25 @@ function mountAdmin(me) {
 
   /** Lift: a button that opens the form asking why. */
   function liftForm(s) {
-    const formId = `admin-lift-${s.id}`;
-    const [field, reason] = textField(`admin-lift-reason-${s.id}`, 'Why lift it', { maxlength: 500, 'aria-describedby': `admin-lift-error-${s.id}` });
-    const error = h('p', { id: `admin-lift-error-${s.id}`, class: 'field-error', role: 'alert' });
+    return askWhy({
+      key: 'lift', id: s.id, label: 'Why lift it', confirm: 'Lift it',
+      toggle: ['Lift', ` this ${NOUN[s.kind] || 'sanction'}`],
+      send: (why) => liftSanction(s.id, why), said: `The ${NOUN[s.kind] || 'sanction'} is lifted.`,
+    });
+  }
+
+  /**
+   * A button (`.btn-<key>`) that opens a form (`#admin-<key>-<id>`) asking
+   * why, then sends `send(reason)`.
+   */
+  function askWhy({ key, id, label, confirm, toggle: [text, spoken], send, said }) {
+    const formId = `admin-${key}-${id}`;
+    const [field, reason] = textField(`admin-${key}-reason-${id}`, label, { maxlength: 500, 'aria-describedby': `admin-${key}-error-${id}` });
+    const error = h('p', { id: `admin-${key}-error-${id}`, class: 'field-error', role: 'alert' });
     const form = h('form', { class: 'admin-row', id: formId, hidden: true, novalidate: true }, field,
-      h('button', { type: 'submit', class: 'btn btn-primary btn-lift-confirm' }, 'Lift it'), error);
-    const toggle = h('button', { type: 'button', class: 'btn btn-small btn-plain btn-lift', 'aria-expanded': 'false', 'aria-controls': formId },
-      'Lift', h('span', { class: 'sr-only' }, ` this ${NOUN[s.kind] || 'sanction'}`));
+      h('button', { type: 'submit', class: `btn btn-primary btn-${key}-confirm` }, confirm), error);
+    const toggle = h('button', { type: 'button', class: `btn btn-small btn-plain btn-${key}`, 'aria-expanded': 'false', 'aria-controls': formId },
+      text, h('span', { class: 'sr-only' }, spoken));
     toggle.addEventListener('click', () => {
       form.hidden = !form.hidden;
       toggle.setAttribute('aria-expanded', String(!form.hidden));
@@ -195,9 +210,30 @@ function mountAdmin(me) {
     });
     form.addEventListener('submit', (e) => {
       e.preventDefault();
-      act(form, error, reason, () => liftSanction(s.id, reason.value.trim()), `The ${NOUN[s.kind] || 'sanction'} is lifted.`);
+      act(form, error, reason, () => send(reason.value.trim()), said);
     });
-    return h('div', { class: 'admin-lift' }, toggle, form);
+    return h('div', { class: `admin-${key}` }, toggle, form);
+  }
+
+  /** What the account said most recently: each message, Remove (asking why) while it stands. */
+  function chatList(lines) {
+    if (!lines.length) return h('p', { class: 'muted' }, 'Nothing said yet (or nothing kept).');
+    return h('ul', { class: 'session-list', id: 'admin-chat', 'aria-labelledby': 'admin-chat-h' }, lines.map((c) => {
+      const text = h('span', { class: 'admin-chat-text' });
+      text.textContent = c.text;
+      return h('li', { class: `session-item admin-chat-line${c.removed_at ? ' removed' : ''}`, dataset: { table: c.table, message: String(c.id) } },
+        h('div', { class: 'session-text' },
+          h('span', { class: 'session-client' }, `“`, text, `”`),
+          h('span', { class: 'muted small' }, `As ${c.name}, `, timeTag(c.at), ' · ',
+            h('a', { href: `/#/replay/${c.table}` }, 'the table', h('span', { class: 'sr-only' }, ` of this message`))),
+          c.removed_at
+            ? h('span', { class: 'small' }, 'Removed ', timeTag(c.removed_at))
+            : askWhy({
+              key: 'remove', id: `${c.table}-${c.id}`, label: 'Why remove it', confirm: 'Remove it',
+              toggle: ['Remove', ' this message'],
+              send: (why) => removeChat(c.table, c.id, why), said: 'The message is removed for everyone at the table.',
+            })));
+    }));
   }
 
   /** Suspend, mute or ban the account: one reason, one length, a button each. */

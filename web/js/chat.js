@@ -176,7 +176,7 @@ export function chatPanel({ tableId, send, onUnread }) {
         latest = Math.max(latest, msg.id);
       }
       const seat = msg.from || 'spectator';
-      const li = h('li', { class: `chat-msg ${msg.from ? `team-${SEATS.indexOf(msg.from) % 2 ? 'ew' : 'ns'}` : 'spectator'}`, dataset: { seat } },
+      const li = h('li', { class: `chat-msg ${msg.from ? `team-${SEATS.indexOf(msg.from) % 2 ? 'ew' : 'ns'}` : 'spectator'}`, dataset: { seat, id: msg.id ?? '' } },
         h('span', { class: 'chat-who' }), ' ', h('span', { class: 'chat-text' }));
       // Text, never markup.
       li.querySelector('.chat-who').textContent = `${msg.name}${msg.from ? ` (${SEAT_NAME[msg.from]})` : ''}:`;
@@ -198,6 +198,14 @@ export function chatPanel({ tableId, send, onUnread }) {
           onUnread(unread);
         }
       }
+    },
+    /** A `chat_removed` message: an operator removed message `id`. */
+    remove(id) {
+      const li = [...log.children].find((m) => m.dataset.id === String(id));
+      if (!li) return;
+      const text = li.querySelector('.chat-text');
+      text.textContent = 'message removed by a moderator';
+      text.classList.add('chat-removed');
     },
     /** Follows the table's view: who may write, the names of the seats. */
     update(v) {

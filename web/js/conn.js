@@ -156,6 +156,9 @@ export class Connection {
       case 'chat':
         this.hooks.onChat?.(msg);
         return;
+      case 'chat_removed':
+        this.hooks.onChatRemoved?.(msg.id);
+        return;
       case 'error':
       case 'ack':
       case 'joined':

@@ -296,6 +296,9 @@ export function mountTable(root, tableId, intent, { setTitle }) {
     onChat(msg) {
       chat.receive(msg);
     },
+    onChatRemoved(id) {
+      chat.remove(id);
+    },
     onUnsolicitedError(err) {
       showRefusal(refusalText(err));
     },

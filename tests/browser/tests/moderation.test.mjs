@@ -7,6 +7,8 @@
 // reasons, the newest first, and More pages back; a refusal of the API is
 // said next to its form; the page passes axe-core on a desktop and a
 // phone; a signed-out visitor and a player are told they are not operators.
+// An operator reads what a player said and removes a message, which the
+// player's table shows as removed at once and never sends again.
 
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
@@ -166,6 +168,63 @@ export function moderationTests(suite) {
       // The refusals the pages were sent (the 409) are the only console errors.
       assert.deepEqual(op.rec.console.map((t) => t.match(/status of (\d+)/)?.[1]), ['409']);
       op.rec.console.length = 0;
+      for (const p of pages) p.assertClean();
+    } finally {
+      for (const p of pages) await p.close();
+      await stack.stop();
+    }
+  });
+
+  it('moderation: an operator reads what a player said and removes a message, which their table then shows as removed', async () => {
+    const { browser } = suite;
+    const stack = await startDurableStack();
+    const pages = [];
+    try {
+      const player = await seatedGuest(browser, stack.url, 'Rowdy');
+      const op = await seatedGuest(browser, stack.url, 'Olive');
+      pages.push(player, op);
+      const rude = 'You all play like fish (browser test)';
+      await player.page.click('#btn-chat');
+      for (const text of ['Hello table', rude]) {
+        await player.page.fill('#chat-input', text);
+        await player.page.click('#chat-send');
+        await waitText(player.page, '#chat-log', text);
+      }
+      assert.match(await admin(stack.server.dataDir, 'grant', 'olive'), /is an operator now/);
+
+      // The dossier lists what Rowdy said, the newest first.
+      const { page } = op;
+      await page.goto('/admin');
+      await page.fill('#admin-q', 'rowdy');
+      await page.click('#admin-find');
+      await page.waitForSelector('#admin-results li .btn-open');
+      await page.click('#admin-results li .btn-open');
+      await waitText(page, '#admin-chat', rude);
+      const said = await page.$$eval('#admin-chat li .admin-chat-text', (ts) => ts.map((t) => t.textContent));
+      assert.deepEqual(said, [rude, 'Hello table']);
+      await assertAccessible(assert, page, 'a dossier with chat');
+
+      // Removing asks why; done, the player's table shows it removed.
+      const line = '#admin-chat li:first-child';
+      await page.click(`${line} .btn-remove`);
+      await page.click(`${line} .btn-remove-confirm`);
+      assert.match(await page.innerText(`${line} [role="alert"]`), /Give a reason/);
+      await page.fill(`${line} input`, 'Insults (browser test)');
+      await page.click(`${line} .btn-remove-confirm`);
+      await page.waitForSelector('#admin-chat li.removed');
+      assert.match(await page.innerText('#admin-chat li.removed'), /Removed /);
+      await waitText(player.page, '#chat-log', 'message removed by a moderator');
+      const shown = await player.page.$$eval('#chat-log .chat-text', (ts) => ts.map((t) => t.textContent));
+      assert.deepEqual(shown, ['Hello table', 'message removed by a moderator']);
+      assert.ok(player.rec.received.some((m) => m.type === 'chat_removed'), 'the removal came as a frame');
+      await waitText(page, '#admin-audit', 'Olive removed a chat message of Rowdy: Insults (browser test)');
+
+      // A page opened later never gets the message.
+      await player.page.reload();
+      await player.page.waitForSelector('.table-screen .seat.me');
+      await player.page.click('#btn-chat');
+      await waitText(player.page, '#chat-log', 'Hello table');
+      assert.ok(!(await player.page.innerText('#chat-log')).includes(rude), 'the removed message is not sent again');
       for (const p of pages) p.assertClean();
     } finally {
       for (const p of pages) await p.close();
