@@ -12,62 +12,88 @@ use spades_protocol::{ClientMessage, ErrorCode, PROTOCOL_VERSION, ServerMessage,
 use super::{Env, Node, http};
 use crate::helpers::{Client, code_of};
 
+/// Two nodes; Ann signed in through n1 and seated at a table n1 runs;
+/// Olive signed in through n2 and made an operator on the command line.
+struct Scene {
+    n1: Node,
+    n2: Node,
+    http: reqwest::Client,
+    /// Ann's sign-in answer (account and bearer token).
+    ann: Value,
+    olive_token: String,
+    table: uuid::Uuid,
+    /// Ann's seat, through n1.
+    seat: Client,
+}
+
+impl Scene {
+    async fn new(env: &Env) -> Scene {
+        let (n1, n2) = (Node::start(env, "n1").await, Node::start(env, "n2").await);
+        let http = http();
+        let sign_in = |node: &Node, n: u32, name: &str| {
+            http.post(format!("http://{}/api/v1/accounts/guest", node.addr))
+                .json(&json!({"device_secret": format!("moderation-device-secret-{n:016}"), "name": name, "session": "bearer"}))
+                .send()
+        };
+        let ann: Value = sign_in(&n1, 1, "Ann").await.unwrap().json().await.unwrap();
+        let olive: Value = sign_in(&n2, 2, "Olive").await.unwrap().json().await.unwrap();
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_spades-server"))
+            .args(["admin", "grant", "Olive"])
+            .env("SPADES_STORAGE__DATABASE_URL", &env.url)
+            .env("SPADES_STORAGE__DATA_DIR", env.data.join("admin"))
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let table: spades_protocol::CreatedTable = http
+            .post(format!("http://{}/api/v1/tables", n1.addr))
+            .json(&spades_protocol::CreateTable { name: None, options: TableOptions::default() })
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        let mut seat = Client::connect_with(n1.addr, &[("authorization", &Scene::bearer_of(&ann))]).await;
+        let joined = seat
+            .request(ClientMessage::Join {
+                protocol: Some(PROTOCOL_VERSION),
+                table: table.table,
+                name: None,
+                seat: None,
+                invite: None,
+            })
+            .await;
+        assert!(matches!(joined, ServerMessage::Joined { .. }), "{joined:?}");
+        let olive_token = olive["token"].as_str().unwrap().to_owned();
+        Scene { n1, n2, http, ann, olive_token, table: table.table, seat }
+    }
+
+    fn bearer_of(signed: &Value) -> String {
+        format!("Bearer {}", signed["token"].as_str().unwrap())
+    }
+
+    fn url(node: &Node, path: &str) -> String {
+        format!("http://{}{path}", node.addr)
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_ban_made_through_one_node_closes_the_players_sockets_on_every_node() {
     let Some(env) = Env::new().await else { return };
-    let (n1, n2) = (Node::start(&env, "n1").await, Node::start(&env, "n2").await);
-    let http = http();
-    let url = |node: &Node, path: &str| format!("http://{}{path}", node.addr);
-    let sign_in = |node: &Node, n: u32, name: &str| {
-        http.post(url(node, "/api/v1/accounts/guest"))
-            .json(&json!({"device_secret": format!("moderation-device-secret-{n:016}"), "name": name, "session": "bearer"}))
-            .send()
-    };
-    let ann: Value = sign_in(&n1, 1, "Ann").await.unwrap().json().await.unwrap();
-    let olive: Value = sign_in(&n2, 2, "Olive").await.unwrap().json().await.unwrap();
-    let (ann_token, olive_token) = (ann["token"].as_str().unwrap(), olive["token"].as_str().unwrap());
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_spades-server"))
-        .args(["admin", "grant", "Olive"])
-        .env("SPADES_STORAGE__DATABASE_URL", &env.url)
-        .env("SPADES_STORAGE__DATA_DIR", env.data.join("admin"))
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-
-    // Ann sits at a table through n1 and watches it through n2.
-    let table: spades_protocol::CreatedTable = http
-        .post(url(&n1, "/api/v1/tables"))
-        .json(&spades_protocol::CreateTable { name: None, options: TableOptions::default() })
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
-    let bearer = format!("Bearer {ann_token}");
-    let mut seat = Client::connect_with(n1.addr, &[("authorization", &bearer)]).await;
-    let joined = seat
-        .request(ClientMessage::Join {
-            protocol: Some(PROTOCOL_VERSION),
-            table: table.table,
-            name: None,
-            seat: None,
-            invite: None,
-        })
-        .await;
-    assert!(matches!(joined, ServerMessage::Joined { .. }), "{joined:?}");
+    let Scene { n1, n2, http, ann, olive_token, table, mut seat } = Scene::new(&env).await;
+    // Ann watches her table through n2 too.
+    let bearer = Scene::bearer_of(&ann);
     let mut watching = Client::connect_with(n2.addr, &[("authorization", &bearer)]).await;
-    let watched =
-        watching.request(ClientMessage::Watch { protocol: Some(PROTOCOL_VERSION), table: table.table }).await;
+    let watched = watching.request(ClientMessage::Watch { protocol: Some(PROTOCOL_VERSION), table }).await;
     assert!(matches!(watched, ServerMessage::Watching { .. }), "{watched:?}");
 
     // Banned through n2: both sockets are told and closed within seconds.
     let ban = http
-        .post(url(
+        .post(Scene::url(
             &n2,
             &format!("/api/v1/admin/accounts/{}/sanctions", ann["account"]["id"].as_str().unwrap()),
         ))
-        .bearer_auth(olive_token)
+        .bearer_auth(&olive_token)
         .json(&json!({"kind": "ban", "reason": "cheating"}))
         .send()
         .await
@@ -90,11 +116,7 @@ async fn a_ban_made_through_one_node_closes_the_players_sockets_on_every_node() 
     for node in [&n1, &n2] {
         let mut again = Client::connect_with(node.addr, &[("authorization", &bearer)]).await;
         let resumed = again
-            .request(ClientMessage::Resume {
-                protocol: Some(PROTOCOL_VERSION),
-                table: table.table,
-                token: None,
-            })
+            .request(ClientMessage::Resume { protocol: Some(PROTOCOL_VERSION), table, token: None })
             .await;
         assert_eq!(code_of(&resumed), Some(ErrorCode::Banned), "{resumed:?}");
     }
@@ -105,61 +127,21 @@ async fn a_ban_made_through_one_node_closes_the_players_sockets_on_every_node() 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_chat_message_removed_through_another_node_goes_from_every_socket_at_the_table() {
     let Some(env) = Env::new().await else { return };
-    let (n1, n2) = (Node::start(&env, "n1").await, Node::start(&env, "n2").await);
-    let http = http();
-    let url = |node: &Node, path: &str| format!("http://{}{path}", node.addr);
-    let sign_in = |node: &Node, n: u32, name: &str| {
-        http.post(url(node, "/api/v1/accounts/guest"))
-            .json(&json!({"device_secret": format!("chat-removal-device-secret-{n:016}"), "name": name, "session": "bearer"}))
-            .send()
-    };
-    let ann: Value = sign_in(&n1, 1, "Ann").await.unwrap().json().await.unwrap();
-    let olive: Value = sign_in(&n2, 2, "Olive").await.unwrap().json().await.unwrap();
-    let olive_token = olive["token"].as_str().unwrap();
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_spades-server"))
-        .args(["admin", "grant", "Olive"])
-        .env("SPADES_STORAGE__DATABASE_URL", &env.url)
-        .env("SPADES_STORAGE__DATA_DIR", env.data.join("admin"))
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-
-    // The table runs on n1; Ann sits there, a spectator watches through n2.
-    let table: spades_protocol::CreatedTable = http
-        .post(url(&n1, "/api/v1/tables"))
-        .json(&spades_protocol::CreateTable { name: None, options: TableOptions::default() })
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
-    let bearer = format!("Bearer {}", ann["token"].as_str().unwrap());
-    let mut seat = Client::connect_with(n1.addr, &[("authorization", &bearer)]).await;
-    let joined = seat
-        .request(ClientMessage::Join {
-            protocol: Some(PROTOCOL_VERSION),
-            table: table.table,
-            name: None,
-            seat: None,
-            invite: None,
-        })
-        .await;
-    assert!(matches!(joined, ServerMessage::Joined { .. }), "{joined:?}");
+    let Scene { n1, n2, http, olive_token, table, mut seat, .. } = Scene::new(&env).await;
+    // A spectator watches Ann's table through n2.
     let mut watching = Client::connect(n2.addr).await;
-    let watched =
-        watching.request(ClientMessage::Watch { protocol: Some(PROTOCOL_VERSION), table: table.table }).await;
+    let watched = watching.request(ClientMessage::Watch { protocol: Some(PROTOCOL_VERSION), table }).await;
     assert!(matches!(watched, ServerMessage::Watching { .. }), "{watched:?}");
     let said = seat.request(ClientMessage::Chat { text: "rude words".into() }).await;
     assert!(code_of(&said).is_none(), "{said:?}");
 
     // Kept in the shared store, read and removed through n2.
-    let chat_path = format!("/api/v1/admin/tables/{}/chat", table.table);
+    let chat_path = format!("/api/v1/admin/tables/{table}/chat");
     let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
     let id = loop {
         let lines: Value = http
-            .get(url(&n2, &chat_path))
-            .bearer_auth(olive_token)
+            .get(Scene::url(&n2, &chat_path))
+            .bearer_auth(&olive_token)
             .send()
             .await
             .unwrap()
@@ -174,8 +156,8 @@ async fn a_chat_message_removed_through_another_node_goes_from_every_socket_at_t
         tokio::time::sleep(Duration::from_millis(50)).await;
     };
     let removed = http
-        .post(url(&n2, &format!("{chat_path}/{id}/remove")))
-        .bearer_auth(olive_token)
+        .post(Scene::url(&n2, &format!("{chat_path}/{id}/remove")))
+        .bearer_auth(&olive_token)
         .json(&json!({"reason": "insults"}))
         .send()
         .await
