@@ -205,7 +205,7 @@ export function chatPanel({ tableId, send, onUnread }) {
       if (!li) return;
       const text = li.querySelector('.chat-text');
       text.textContent = 'message removed by a moderator';
-      text.classList.add('chat-removed');
+      text.classList.add('muted');
     },
     /** Follows the table's view: who may write, the names of the seats. */
     update(v) {

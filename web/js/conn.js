@@ -154,10 +154,8 @@ export class Connection {
         return;
       }
       case 'chat':
-        this.hooks.onChat?.(msg);
-        return;
       case 'chat_removed':
-        this.hooks.onChatRemoved?.(msg.id);
+        this.hooks.onChat?.(msg);
         return;
       case 'error':
       case 'ack':

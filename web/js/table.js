@@ -294,10 +294,9 @@ export function mountTable(root, tableId, intent, { setTitle }) {
       contributeSeed(tableId, msg.view, conn);
     },
     onChat(msg) {
-      chat.receive(msg);
-    },
-    onChatRemoved(id) {
-      chat.remove(id);
+      // A message, or an operator's removal of one.
+      if (msg.type === 'chat_removed') chat.remove(msg.id);
+      else chat.receive(msg);
     },
     onUnsolicitedError(err) {
       showRefusal(refusalText(err));
