@@ -1,8 +1,9 @@
 //! The chat archive: what was said at the tables, kept for moderation (an
 //! operator's look at an account or a table) and for the writer's export,
 //! for `moderation.chat_days` days. A SQL journal writes each message
-//! through its writer, fenced like the table's moves (`storage/sql.rs`); a
-//! journal kept in memory writes here. This store reads the messages and
+//! through its writer, fenced like the table's moves (`storage/sql.rs`,
+//! whose statement this store's [`ChatStore::insert`] uses too, for a
+//! journal kept in memory). This store reads the messages and
 //! forgets old ones; removing one is an operator's action, with its audit
 //! entry (`storage/moderation.rs`).
 
@@ -81,8 +82,8 @@ impl ChatStore {
         self.db
             .run("keeping a chat message", |pool| async move {
                 match pool {
-                    Pool::Sqlite(p) => sqlite::insert(&mut *p.acquire().await?, row).await,
-                    Pool::Postgres(p) => pg::insert(&mut *p.acquire().await?, row).await,
+                    Pool::Sqlite(p) => super::sql::sqlite_insert_chat(&mut *p.acquire().await?, row).await,
+                    Pool::Postgres(p) => super::sql::pg_insert_chat(&mut *p.acquire().await?, row).await,
                 }
             })
             .await
@@ -150,29 +151,8 @@ impl ChatStore {
 /// The same SQL for both databases (`$n` placeholders work in both).
 macro_rules! backend {
     ($module:ident, $pool:ty, $conn:ty) => {
-        pub(super) mod $module {
+        mod $module {
             use super::*;
-
-            /// Inserts a message; a repeat (a retried write) is ignored.
-            pub(in crate::storage) async fn insert(
-                conn: &mut $conn,
-                row: &ChatRow,
-            ) -> Result<(), sqlx::Error> {
-                sqlx::query(
-                    "INSERT INTO chat_messages (table_id, id, account_id, seat, name, text, at) \
-                     VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (table_id, id) DO NOTHING",
-                )
-                .bind(row.table.to_string())
-                .bind(ms(row.id))
-                .bind(row.account.map(|a| a.to_string()))
-                .bind(row.seat.map(|s| i64::from(s.index())))
-                .bind(&row.name)
-                .bind(&row.text)
-                .bind(ms(row.at_ms))
-                .execute(conn)
-                .await
-                .map(drop)
-            }
 
             pub(super) async fn by_account(
                 pool: &$pool,

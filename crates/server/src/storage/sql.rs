@@ -1285,15 +1285,35 @@ async fn pg_fences(tx: &mut sqlx::PgConnection, writes: &[Write<'_>]) -> Result<
         .collect())
 }
 
-backend!(
-    sqlite,
-    SqlitePool,
-    sqlite_own,
-    sqlite_fences,
-    sqlite_insert_actions,
-    crate::storage::chat::sqlite::insert
-);
-backend!(postgres, PgPool, pg_own, pg_fences, pg_insert_actions, crate::storage::chat::pg::insert);
+backend!(sqlite, SqlitePool, sqlite_own, sqlite_fences, sqlite_insert_actions, sqlite_insert_chat);
+backend!(postgres, PgPool, pg_own, pg_fences, pg_insert_actions, pg_insert_chat);
+
+/// Keeps a chat message; a repeat (a retried write) is ignored. Written
+/// with the table's moves, and by a journal kept in memory (`chat.rs`).
+macro_rules! insert_chat {
+    ($name:ident, $conn:ty) => {
+        pub(super) async fn $name(conn: &mut $conn, row: &super::ChatRow) -> Result<(), sqlx::Error> {
+            let ms = |v: u64| i64::try_from(v).unwrap_or(i64::MAX);
+            sqlx::query(
+                "INSERT INTO chat_messages (table_id, id, account_id, seat, name, text, at) \
+                 VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (table_id, id) DO NOTHING",
+            )
+            .bind(row.table.to_string())
+            .bind(ms(row.id))
+            .bind(row.account.map(|a| a.to_string()))
+            .bind(row.seat.map(|s| i64::from(s.index())))
+            .bind(&row.name)
+            .bind(&row.text)
+            .bind(ms(row.at_ms))
+            .execute(conn)
+            .await
+            .map(drop)
+        }
+    };
+}
+
+insert_chat!(sqlite_insert_chat, sqlx::SqliteConnection);
+insert_chat!(pg_insert_chat, sqlx::PgConnection);
 
 /// Test helper: raw access to the pool, to plant corrupt rows.
 #[doc(hidden)]
