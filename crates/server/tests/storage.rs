@@ -1391,25 +1391,13 @@ async fn operators_sanctions_and_the_audit_log_round_trip() {
 /// account keeps a way in. On each database, many times over.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn two_removals_at_once_never_leave_an_account_without_a_way_in() {
-    use spades_server::storage::{Member, NewMember, OidcIdentityRow, Removal, Way};
+    use spades_server::storage::{Removal, Way};
     for db in TestDb::all().await {
         let journal = db.open().await;
         let kind = journal.kind();
         let store = journal.accounts();
         for n in 0..20 {
-            let (id, name) = (Uuid::new_v4(), format!("Member {n}"));
-            let identity = OidcIdentityRow {
-                id: Uuid::new_v4(),
-                issuer: "https://id.example".into(),
-                subject: format!("subject-{n}"),
-                account: id,
-                provider: "club".into(),
-                label: name.clone(),
-                created_at_ms: 1,
-                last_used_at_ms: None,
-            };
-            let new = NewMember { id, name: &name, skeleton: &name.to_lowercase(), now_ms: 1 };
-            assert!(matches!(store.oidc().create_account(&new, &identity).await.unwrap(), Member::Made));
+            let (id, identity) = store.test_member(n).await.unwrap();
             store.passwords().set(id, "$argon2id$x", 2).await.unwrap();
             // On PostgreSQL, both removals are first held at their deletes
             // (another transaction holds the two rows), then let go at
@@ -1432,7 +1420,7 @@ async fn two_removals_at_once_never_leave_an_account_without_a_way_in() {
             let (a, b) = (store.clone(), store.clone());
             let password = tokio::spawn(async move { a.remove_way(id, Way::Password, true).await.unwrap() });
             let unlink =
-                tokio::spawn(async move { b.remove_way(id, Way::Oidc(identity.id), true).await.unwrap() });
+                tokio::spawn(async move { b.remove_way(id, Way::Oidc(identity), true).await.unwrap() });
             if let Some(mut c) = holder {
                 let mut watcher = sqlx::PgConnection::connect(&db.url).await.unwrap();
                 let deadline = Instant::now() + Duration::from_secs(5);

@@ -93,6 +93,32 @@ impl AccountStore {
     pub fn oidc(&self) -> OidcStore {
         OidcStore { db: self.clone() }
     }
+
+    /// Tests: an account a provider made, named `Member <n>` (subject
+    /// `subject-<n>` at `https://id.example`), whose one identity is its
+    /// only way in: the account's id and the identity's.
+    ///
+    /// # Errors
+    /// Storage, or when the member was not made.
+    #[doc(hidden)]
+    pub async fn test_member(&self, n: u32) -> Result<(Uuid, Uuid), StorageError> {
+        let (id, name) = (Uuid::new_v4(), format!("Member {n}"));
+        let identity = OidcIdentityRow {
+            id: Uuid::new_v4(),
+            issuer: "https://id.example".into(),
+            subject: format!("subject-{n}"),
+            account: id,
+            provider: "club".into(),
+            label: name.clone(),
+            created_at_ms: 1,
+            last_used_at_ms: None,
+        };
+        let new = NewMember { id, name: &name, skeleton: &name.to_lowercase(), now_ms: 1 };
+        match self.oidc().create_account(&new, &identity).await? {
+            Member::Made => Ok((id, identity.id)),
+            other => Err(StorageError::Database(format!("Member {n} was not made: {other:?}"))),
+        }
+    }
 }
 
 impl OidcStore {

@@ -130,30 +130,11 @@ backend!(pg, sqlx::postgres::PgPool);
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::storage::{Member, NewMember, OidcIdentityRow};
-
-    /// An account a provider made: its one identity is its only way in.
-    async fn member(store: &AccountStore, n: u8) -> (Uuid, Uuid) {
-        let (id, name) = (Uuid::new_v4(), format!("Member {n}"));
-        let identity = OidcIdentityRow {
-            id: Uuid::new_v4(),
-            issuer: "https://id.example".into(),
-            subject: format!("subject-{n}"),
-            account: id,
-            provider: "club".into(),
-            label: name.clone(),
-            created_at_ms: 1,
-            last_used_at_ms: None,
-        };
-        let new = NewMember { id, name: &name, skeleton: &name.to_lowercase(), now_ms: 1 };
-        assert!(matches!(store.oidc().create_account(&new, &identity).await.unwrap(), Member::Made));
-        (id, identity.id)
-    }
 
     #[tokio::test]
     async fn the_last_way_in_stays_and_a_password_counts_only_while_passwords_are_on() {
         let store = AccountStore::memory();
-        let (ann, identity) = member(&store, 1).await;
+        let (ann, identity) = store.test_member(1).await.unwrap();
         assert_eq!(store.remove_way(ann, Way::Oidc(identity), true).await.unwrap(), Removal::Last);
         store.passwords().set(ann, "$argon2id$x", 2).await.unwrap();
         // Passwords switched off: the password is no way in.

@@ -70,19 +70,31 @@ fn in_ms(ms: u64) -> u64 {
     spades_server::time::now_ms() + ms
 }
 
+/// `c` joins `table` as its session's account: the answer.
+async fn join(c: &mut Client, table: uuid::Uuid) -> ServerMessage {
+    c.request(ClientMessage::Join {
+        protocol: Some(PROTOCOL_VERSION),
+        table,
+        name: None,
+        seat: None,
+        invite: None,
+    })
+    .await
+}
+
 /// A socket of the session `token`, seated at `table`.
 async fn seated(server: &TestServer, token: &str, table: uuid::Uuid) -> Client {
     let mut c = Client::connect_with(server.addr, &[("authorization", &format!("Bearer {token}"))]).await;
-    let joined = c
-        .request(ClientMessage::Join {
-            protocol: Some(PROTOCOL_VERSION),
-            table,
-            name: None,
-            seat: None,
-            invite: None,
-        })
-        .await;
+    let joined = join(&mut c, table).await;
     assert!(matches!(joined, ServerMessage::Joined { .. } | ServerMessage::Resumed { .. }), "{joined:?}");
+    c
+}
+
+/// A socket of the session `token`, watching `table`.
+async fn watching(server: &TestServer, token: &str, table: uuid::Uuid) -> Client {
+    let mut c = Client::connect_with(server.addr, &[("authorization", &format!("Bearer {token}"))]).await;
+    let watched = c.request(ClientMessage::Watch { protocol: Some(PROTOCOL_VERSION), table }).await;
+    assert!(matches!(watched, ServerMessage::Watching { .. }), "{watched:?}");
     c
 }
 
@@ -488,9 +500,7 @@ async fn chat_is_kept_and_an_operator_removes_a_message_for_everyone_at_the_tabl
     let (ann, ann_id) = player(&server, 1, "Ann").await;
     let (bo, bo_id) = player(&server, 2, "Bo").await;
     let (table, mut ann_seat) = own_match(&server, &ann).await;
-    let mut watcher = Client::connect_with(server.addr, &[("authorization", &format!("Bearer {bo}"))]).await;
-    let watching = watcher.request(ClientMessage::Watch { protocol: Some(PROTOCOL_VERSION), table }).await;
-    assert!(matches!(watching, ServerMessage::Watching { .. }), "{watching:?}");
+    let mut watcher = watching(&server, &bo, table).await;
     let chat = |text: &str| ClientMessage::Chat { text: text.to_owned() };
     for text in ["good luck", "you are all idiots", "gg"] {
         let said = ann_seat.request(chat(text)).await;
@@ -538,9 +548,7 @@ async fn chat_is_kept_and_an_operator_removes_a_message_for_everyone_at_the_tabl
     refused(&post(&server, &olive, &bad, json!({"reason": "x"})).await, 404, ErrorCode::NotFound);
 
     // A connection that comes later is not sent the removed message.
-    let mut late = Client::connect_with(server.addr, &[("authorization", &format!("Bearer {bo}"))]).await;
-    let watching = late.request(ClientMessage::Watch { protocol: Some(PROTOCOL_VERSION), table }).await;
-    assert!(matches!(watching, ServerMessage::Watching { .. }), "{watching:?}");
+    let mut late = watching(&server, &bo, table).await;
     let (said, removed) = chat_frames(&mut late, Duration::from_millis(500)).await;
     assert_eq!((said.len(), said.contains(&rude), removed.len()), (2, false, 0), "{said:?}");
 
@@ -617,15 +625,7 @@ async fn a_seat_resumed_with_its_token_and_no_session_is_held_to_the_accounts_sa
     let (ann, ann_id) = player(&server, 1, "Ann").await;
     let table = server.create_table(TableOptions::default()).await.table;
     let mut signed = Client::connect_with(server.addr, &[("authorization", &format!("Bearer {ann}"))]).await;
-    let joined = signed
-        .request(ClientMessage::Join {
-            protocol: Some(PROTOCOL_VERSION),
-            table,
-            name: None,
-            seat: None,
-            invite: None,
-        })
-        .await;
+    let joined = join(&mut signed, table).await;
     let ServerMessage::Joined { token, .. } = joined else { panic!("{joined:?}") };
     let resume = ClientMessage::Resume { protocol: Some(PROTOCOL_VERSION), table, token: Some(token) };
     // The seat's token on a connection with no session: Ann's seat, so
