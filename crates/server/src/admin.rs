@@ -256,16 +256,20 @@ pub async fn audit(
     Ok(no_store(Json(state.moderation.audit(before, limit).await?).into_response()))
 }
 
-/// A page's `before` (a number below 2^63, as the keys are) and `limit`
+/// A key of the store as text: a whole number from 0 to 2^63 - 1 (signed
+/// 64-bit keys).
+fn key_of(text: &str) -> Option<u64> {
+    text.parse::<i64>().ok().and_then(|n| u64::try_from(n).ok())
+}
+
+/// A page's `before` (a key: see [`key_of`]) and `limit`
 /// (1 to `max`, default 50).
 fn page_of(query: RawQuery, max: usize) -> Result<(Option<u64>, usize), AppError> {
     let (mut before, mut limit) = (None, 50);
     for (name, value) in query_pairs(query, &["before", "limit"])? {
         if name == "before" {
-            let n =
-                value.parse::<i64>().ok().and_then(|n| u64::try_from(n).ok()).ok_or_else(|| {
-                    bad_query("before must be the number of the last item of the page before")
-                })?;
+            let n = key_of(&value)
+                .ok_or_else(|| bad_query("before must be the number of the last item of the page before"))?;
             before = Some(n);
         } else {
             limit = limit_of(&value, max)?;
@@ -337,7 +341,7 @@ pub async fn remove_chat(
 ) -> Result<Response, AppError> {
     let table = id_of(&table, "table")?;
     let missing = || AppError::new(ErrorCode::NotFound, "no message with this number is kept at this table");
-    let id = message.parse::<i64>().ok().and_then(|n| u64::try_from(n).ok()).ok_or_else(missing)?;
+    let id = key_of(&message).ok_or_else(missing)?;
     let line = state.moderation.remove_chat(&by, table, id, &req.reason).await?;
     state.tables.remove_chat(table, id).await;
     Ok(no_store(Json(line).into_response()))

@@ -117,6 +117,13 @@ pub struct AccountWatch {
     id: u64,
 }
 
+impl AccountWatch {
+    /// The account watched.
+    pub fn account(&self) -> Uuid {
+        self.account
+    }
+}
+
 impl Drop for AccountWatch {
     fn drop(&mut self) {
         self.moderation.live.remove_if_mut(&self.account, |_, held| {

@@ -136,10 +136,12 @@ const TABLE_NAME_PATTERN: &str = concat!(
 
 /// What [`crate::moderation`] accepts as an operator's reason (besides its
 /// length): no control character but the line break, and at least one
-/// character that is not white space.
+/// character that is neither a control character nor white space (Rust's
+/// set, spelled out as in [`TABLE_NAME_PATTERN`]: `\s` differs between
+/// regular expression dialects).
 const REASON_PATTERN: &str = concat!(
     r"^[^\u0000-\u0009\u000b-\u001f\u007f-\u009f]*",
-    r"[^\s\u0000-\u001f\u007f-\u009f]",
+    r"[^\u0000-\u0020\u007f-\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]",
     r"[^\u0000-\u0009\u000b-\u001f\u007f-\u009f]*$",
 );
 

@@ -196,9 +196,9 @@ struct Connection {
     /// Cancelled when an account the connection plays as is suspended or
     /// banned.
     barred: tokio_util::sync::CancellationToken,
-    /// The account whose seat the connection resumed with the seat's token,
-    /// when it is not the one signed in, and the hold on it.
-    seat: Option<(uuid::Uuid, crate::moderation::AccountWatch)>,
+    /// The hold on the account whose seat the connection resumed with the
+    /// seat's token, when it is not the one signed in.
+    seat: Option<crate::moderation::AccountWatch>,
 }
 
 /// How the connection goes on, or why it ends.
@@ -512,7 +512,11 @@ impl Connection {
     /// The accounts this connection plays as: the one signed in, and the
     /// one whose seat it resumed with the seat's token.
     fn accounts(&self) -> impl Iterator<Item = uuid::Uuid> {
-        self.signed.as_ref().map(|s| s.account.id).into_iter().chain(self.seat.as_ref().map(|(a, _)| *a))
+        self.signed
+            .as_ref()
+            .map(|s| s.account.id)
+            .into_iter()
+            .chain(self.seat.as_ref().map(crate::moderation::AccountWatch::account))
     }
 
     /// Refused (`suspended`, `banned`) when an account this connection
@@ -807,7 +811,7 @@ impl Connection {
                 if let Some(account) = attached.account
                     && self.signed.as_ref().is_none_or(|s| s.account.id != account)
                 {
-                    self.seat = Some((account, self.state.moderation.watch(account, &self.barred)));
+                    self.seat = Some(self.state.moderation.watch(account, &self.barred));
                     if self.state.moderation.may_play(account).await.is_err() {
                         self.barred.cancel();
                     }

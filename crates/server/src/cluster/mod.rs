@@ -380,10 +380,6 @@ impl Cluster {
         relay::relay_for(hosting, self, table).await
     }
 
-    /// The public status of a table this node does not run, from its owner.
-    ///
-    /// # Errors
-    /// `table_not_found`, or 503 while the table moves between nodes.
     /// Tells the node that owns `table` that chat message `id` was
     /// removed. True when a running table took it; false when the table
     /// runs nowhere (or did not answer: the store holds the removal, and
@@ -401,6 +397,10 @@ impl Cluster {
         matches!(self.request(&node, &Request::RemoveChat { table, id }).await, Ok(Reply::Done))
     }
 
+    /// The public status of a table this node does not run, from its owner.
+    ///
+    /// # Errors
+    /// `table_not_found`, or 503 while the table moves between nodes.
     pub async fn status(&self, hosting: &Hosting, table: Uuid) -> Result<TableStatus, AppError> {
         let not_found = || AppError::new(ErrorCode::TableNotFound, "no such table");
         for attempt in 0..3 {

@@ -279,13 +279,9 @@ impl Relay {
                     let _ = h.send(TableCommand::RematchStarted { conn, req, next }).await;
                 }
             }
-            // Sent to the owner by `Directory::remove_chat`; a relay only
-            // passes it on to a table that moved here.
-            TableCommand::RemoveChat { id } => {
-                if let Some(Target::Local(h)) = &self.target {
-                    let _ = h.send(TableCommand::RemoveChat { id }).await;
-                }
-            }
+            // Sent to the table's owner (`Directory::remove_chat`), never
+            // through a relay.
+            TableCommand::RemoveChat { .. } => {}
         }
     }
 

@@ -150,7 +150,7 @@ impl ChatStore {
 
 /// The same SQL for both databases (`$n` placeholders work in both).
 macro_rules! backend {
-    ($module:ident, $pool:ty, $conn:ty) => {
+    ($module:ident, $pool:ty) => {
         mod $module {
             use super::*;
 
@@ -195,8 +195,8 @@ macro_rules! backend {
     };
 }
 
-backend!(sqlite, sqlx::sqlite::SqlitePool, sqlx::SqliteConnection);
-backend!(pg, sqlx::postgres::PgPool, sqlx::PgConnection);
+backend!(sqlite, sqlx::sqlite::SqlitePool);
+backend!(pg, sqlx::postgres::PgPool);
 
 #[cfg(test)]
 mod tests {

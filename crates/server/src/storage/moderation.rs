@@ -491,6 +491,20 @@ macro_rules! backend {
                 .map(drop)
             }
 
+            /// The account of a stored id, with the name it has now, for
+            /// an audit entry (none for no id, or one that is not a UUID).
+            async fn named_now(
+                conn: &mut $conn,
+                account: Option<String>,
+            ) -> Result<Option<(Uuid, String)>, sqlx::Error> {
+                let Some(id) = account.and_then(|a| Uuid::parse_str(&a).ok()) else { return Ok(None) };
+                let name: Option<(String,)> = sqlx::query_as("SELECT name FROM accounts WHERE id = $1")
+                    .bind(id.to_string())
+                    .fetch_optional(&mut *conn)
+                    .await?;
+                Ok(Some((id, name.map(|(n,)| n).unwrap_or_default())))
+            }
+
             pub(super) async fn is_operator(pool: &$pool, account: Uuid) -> Result<bool, sqlx::Error> {
                 let row: Option<(String,)> = sqlx::query_as("SELECT account_id FROM operators WHERE account_id = $1")
                     .bind(account.to_string())
@@ -594,14 +608,8 @@ macro_rules! backend {
                     tx.rollback().await?;
                     return Ok((false, row));
                 }
-                let account = row.as_ref().map(|r| r.1.clone()).unwrap_or_default();
-                let name: Option<(String,)> = sqlx::query_as("SELECT name FROM accounts WHERE id = $1")
-                    .bind(&account)
-                    .fetch_optional(&mut *tx)
-                    .await?;
-                let account = Uuid::parse_str(&account).ok();
-                let name = name.map(|(n,)| n).unwrap_or_default();
-                let account = account.map(|a| (a, name.as_str()));
+                let account = named_now(&mut tx, row.as_ref().map(|r| r.1.clone())).await?;
+                let account = account.as_ref().map(|(a, name)| (*a, name.as_str()));
                 audit_entry(&mut tx, by, AuditAction::Lift, account, Some(id), None, None).await?;
                 tx.commit().await?;
                 Ok((true, row))
@@ -637,17 +645,8 @@ macro_rules! backend {
                 }
                 // The writer as the entry's account, under the name they
                 // have now (their name at the table is in the message).
-                let account = row.as_ref().and_then(|r| r.2.clone());
-                let name: Option<(String,)> = match &account {
-                    Some(a) => sqlx::query_as("SELECT name FROM accounts WHERE id = $1")
-                        .bind(a)
-                        .fetch_optional(&mut *tx)
-                        .await?,
-                    None => None,
-                };
-                let account = account.and_then(|a| Uuid::parse_str(&a).ok());
-                let name = name.map(|(n,)| n).unwrap_or_default();
-                let account = account.map(|a| (a, name.as_str()));
+                let account = named_now(&mut tx, row.as_ref().and_then(|r| r.2.clone())).await?;
+                let account = account.as_ref().map(|(a, name)| (*a, name.as_str()));
                 audit_entry(&mut tx, by, AuditAction::RemoveChat, account, None, None, Some((table, id))).await?;
                 tx.commit().await?;
                 Ok((true, row))

@@ -8,7 +8,7 @@
 use std::collections::VecDeque;
 
 use spades_protocol::{ErrorCode, ServerMessage};
-use tracing::{info, warn};
+use tracing::warn;
 
 use crate::storage::ChatRow;
 
@@ -56,11 +56,13 @@ impl Table {
         };
         let id = self.chat_log.next_id;
         let at = crate::time::now_ms();
-        let msg = ServerMessage::Chat { id, from, name: name.clone(), text: text.clone(), at };
+        let msg = ServerMessage::Chat { id, from, name, text, at };
         let frame = match Frame::of(&msg) {
             Ok(frame) => frame,
             Err(e) => return warn!(error = %e, "could not serialise a chat message"),
         };
+        // The name and text go on to the store, not copied.
+        let ServerMessage::Chat { name, text, .. } = msg else { return };
         self.chat_log.next_id += 1;
         self.send_to(conn, &ServerMessage::Ack { req });
         if self.chat_log.frames.len() >= HISTORY {
@@ -97,7 +99,6 @@ impl Table {
             Ok(frame) => frame,
             Err(e) => return warn!(error = %e, "could not serialise a removal"),
         };
-        info!(message = id, "chat message removed by an operator");
         for i in 0..self.conns.len() {
             let conn = self.conns[i].id;
             self.queue(conn, i, frame.clone());

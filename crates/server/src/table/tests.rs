@@ -1071,7 +1071,7 @@ async fn a_seat_is_stored_before_its_token_is_given() {
 }
 
 #[tokio::test(start_paused = true)]
-async fn chat_reaches_everybody_spectators_only_read_by_default_and_nothing_is_stored() {
+async fn chat_reaches_everybody_spectators_only_read_by_default_and_not_in_the_match_record() {
     let (h, mut seats) = started(TableOptions::default(), settings()).await;
     let mut watcher = Fake::new(64);
     assert_eq!(watcher.attach(&h, Attach::Watch { account: None }).await, Some(Role::Spectator));

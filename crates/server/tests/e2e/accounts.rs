@@ -42,7 +42,7 @@ pub(crate) async fn guest(server: &TestServer, body: Value) -> Answer {
 }
 
 /// A bearer session of a new account named `name`: (token, account id).
-async fn bearer(server: &TestServer, n: u32, name: &str) -> (String, String) {
+pub(crate) async fn bearer(server: &TestServer, n: u32, name: &str) -> (String, String) {
     let a = guest(server, json!({"device_secret": secret(n), "name": name, "session": "bearer"})).await;
     assert_eq!(a.status, 201, "{}", a.body);
     (a.body["token"].as_str().unwrap().to_owned(), a.body["account"]["id"].as_str().unwrap().to_owned())
@@ -552,7 +552,7 @@ async fn no_session_token_device_secret_or_password_reaches_the_log() {
 }
 
 /// A `join` or `resume` frame with the protocol version.
-fn join(table: uuid::Uuid, name: Option<&str>) -> spades_protocol::ClientMessage {
+pub(crate) fn join(table: uuid::Uuid, name: Option<&str>) -> spades_protocol::ClientMessage {
     spades_protocol::ClientMessage::Join {
         protocol: Some(spades_protocol::PROTOCOL_VERSION),
         table,
@@ -562,7 +562,7 @@ fn join(table: uuid::Uuid, name: Option<&str>) -> spades_protocol::ClientMessage
     }
 }
 
-fn resume(table: uuid::Uuid, token: Option<&str>) -> spades_protocol::ClientMessage {
+pub(crate) fn resume(table: uuid::Uuid, token: Option<&str>) -> spades_protocol::ClientMessage {
     spades_protocol::ClientMessage::Resume {
         protocol: Some(spades_protocol::PROTOCOL_VERSION),
         table,

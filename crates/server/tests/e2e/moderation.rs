@@ -10,7 +10,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use spades_protocol::{ClientMessage, ErrorCode, PROTOCOL_VERSION, ServerMessage, TableOptions};
 
-use crate::accounts::{Answer, guest, refused, secret, send};
+use crate::accounts::{Answer, bearer, join, refused, resume, secret, send};
 use crate::helpers::*;
 
 /// A server on a SQLite store of its own (so that the command line can
@@ -21,6 +21,9 @@ async fn server() -> (TestServer, PathBuf) {
     let mut config = test_config();
     config.storage.in_memory = false;
     config.storage.data_dir = dir.clone();
+    // A site the server lets in elsewhere: the operator routes refuse it
+    // all the same.
+    config.server.allowed_origins = vec!["http://evil.example".into()];
     let server = spawn_server(config).await;
     assert!(ready(&server.http, &format!("http://{}", server.addr)).await, "the server did not start");
     (server, dir)
@@ -39,16 +42,9 @@ fn admin(dir: &PathBuf, args: &[&str]) -> (bool, String) {
     (out.status.success(), text)
 }
 
-/// A guest named `name` with a bearer session: (token, account id).
-async fn player(server: &TestServer, n: u32, name: &str) -> (String, String) {
-    let a = guest(server, json!({"device_secret": secret(n), "name": name, "session": "bearer"})).await;
-    assert_eq!(a.status, 201, "{}", a.body);
-    (a.body["token"].as_str().unwrap().to_owned(), a.body["account"]["id"].as_str().unwrap().to_owned())
-}
-
 /// The first operator, Olive, made on the command line: her token.
 async fn operator(server: &TestServer, dir: &PathBuf) -> String {
-    let (token, _) = player(server, 900, "Olive").await;
+    let (token, _) = bearer(server, 900, "Olive").await;
     let (ok, said) = admin(dir, &["grant", "olive"]);
     assert!(ok && said.contains("Olive") && said.contains("is an operator now"), "{said}");
     token
@@ -70,22 +66,10 @@ fn in_ms(ms: u64) -> u64 {
     spades_server::time::now_ms() + ms
 }
 
-/// `c` joins `table` as its session's account: the answer.
-async fn join(c: &mut Client, table: uuid::Uuid) -> ServerMessage {
-    c.request(ClientMessage::Join {
-        protocol: Some(PROTOCOL_VERSION),
-        table,
-        name: None,
-        seat: None,
-        invite: None,
-    })
-    .await
-}
-
 /// A socket of the session `token`, seated at `table`.
 async fn seated(server: &TestServer, token: &str, table: uuid::Uuid) -> Client {
     let mut c = Client::connect_with(server.addr, &[("authorization", &format!("Bearer {token}"))]).await;
-    let joined = join(&mut c, table).await;
+    let joined = c.request(join(table, None)).await;
     assert!(matches!(joined, ServerMessage::Joined { .. } | ServerMessage::Resumed { .. }), "{joined:?}");
     c
 }
@@ -128,8 +112,8 @@ async fn until_closed(c: &mut Client) -> (Vec<(ErrorCode, String)>, Option<u16>)
 #[tokio::test]
 async fn the_first_operator_is_made_on_the_command_line_and_operator_routes_refuse_everyone_else() {
     let (server, dir) = server().await;
-    let (bo, bo_id) = player(&server, 1, "Bo").await;
-    let (olive, olive_id) = player(&server, 2, "Olive").await;
+    let (bo, bo_id) = bearer(&server, 1, "Bo").await;
+    let (olive, olive_id) = bearer(&server, 2, "Olive").await;
     let (ok, said) = admin(&dir, &["list"]);
     assert!(ok && said.contains("no operators yet"), "{said}");
     // Before the command, Olive is nobody special.
@@ -269,7 +253,7 @@ async fn the_first_operator_is_made_on_the_command_line_and_operator_routes_refu
 async fn a_suspension_closes_the_players_socket_refuses_play_and_ends_by_itself() {
     let (server, dir) = server().await;
     let olive = operator(&server, &dir).await;
-    let (ann, ann_id) = player(&server, 1, "Ann").await;
+    let (ann, ann_id) = bearer(&server, 1, "Ann").await;
     // Ann's own table, with bots, started: a match in her record.
     let (table, mut seat) = own_match(&server, &ann).await;
     let mut anonymous = Client::connect(server.addr).await;
@@ -329,10 +313,7 @@ async fn a_suspension_closes_the_players_socket_refuses_play_and_ends_by_itself(
 
     // While it holds: no seat, no watching signed in, no new table.
     let mut again = Client::connect_with(server.addr, &[("authorization", &format!("Bearer {ann}"))]).await;
-    for msg in [
-        ClientMessage::Resume { protocol: Some(PROTOCOL_VERSION), table, token: None },
-        ClientMessage::Watch { protocol: Some(PROTOCOL_VERSION), table },
-    ] {
+    for msg in [resume(table, None), ClientMessage::Watch { protocol: Some(PROTOCOL_VERSION), table }] {
         match again.request(msg).await {
             ServerMessage::Error { code, message, .. } => {
                 assert_eq!(code, ErrorCode::Suspended);
@@ -358,8 +339,7 @@ async fn a_suspension_closes_the_players_socket_refuses_play_and_ends_by_itself(
     // It ends by itself: back at the seat, and a new table.
     let wait = until.saturating_sub(spades_server::time::now_ms()) + 200;
     tokio::time::sleep(Duration::from_millis(wait)).await;
-    let back =
-        again.request(ClientMessage::Resume { protocol: Some(PROTOCOL_VERSION), table, token: None }).await;
+    let back = again.request(resume(table, None)).await;
     assert!(matches!(back, ServerMessage::Resumed { .. }), "{back:?}");
     let create =
         send(server.http.post(server.url("/api/v1/tables")).bearer_auth(&ann).json(&json!({}))).await;
@@ -380,7 +360,7 @@ async fn a_suspension_closes_the_players_socket_refuses_play_and_ends_by_itself(
 async fn a_mute_refuses_chat_and_a_ban_holds_until_it_is_lifted() {
     let (server, dir) = server().await;
     let olive = operator(&server, &dir).await;
-    let (ann, ann_id) = player(&server, 1, "Ann").await;
+    let (ann, ann_id) = bearer(&server, 1, "Ann").await;
     let table = server.create_table(TableOptions::default()).await.table;
     let mut seat = seated(&server, &ann, table).await;
     let path = format!("/api/v1/admin/accounts/{ann_id}/sanctions");
@@ -424,7 +404,7 @@ async fn a_mute_refuses_chat_and_a_ban_holds_until_it_is_lifted() {
     assert_eq!(code, Some(4006));
     assert_eq!(errors, [(ErrorCode::Banned, "your account is banned from this server: cheating".to_owned())]);
     let mut again = Client::connect_with(server.addr, &[("authorization", &format!("Bearer {ann}"))]).await;
-    let resume = ClientMessage::Resume { protocol: Some(PROTOCOL_VERSION), table, token: None };
+    let resume = resume(table, None);
     assert_eq!(code_of(&again.request(resume.clone()).await), Some(ErrorCode::Banned));
     let id = ban.body["id"].as_str().unwrap().to_owned();
     let lifted = post(
@@ -497,8 +477,8 @@ async fn kept(server: &TestServer, olive: &str, table: uuid::Uuid, n: usize) -> 
 async fn chat_is_kept_and_an_operator_removes_a_message_for_everyone_at_the_table() {
     let (server, dir) = server().await;
     let olive = operator(&server, &dir).await;
-    let (ann, ann_id) = player(&server, 1, "Ann").await;
-    let (bo, bo_id) = player(&server, 2, "Bo").await;
+    let (ann, ann_id) = bearer(&server, 1, "Ann").await;
+    let (bo, bo_id) = bearer(&server, 2, "Bo").await;
     let (table, mut ann_seat) = own_match(&server, &ann).await;
     let mut watcher = watching(&server, &bo, table).await;
     let chat = |text: &str| ClientMessage::Chat { text: text.to_owned() };
@@ -576,7 +556,7 @@ async fn chat_is_kept_and_an_operator_removes_a_message_for_everyone_at_the_tabl
 async fn a_player_takes_their_data_as_json_without_a_secret() {
     let (server, dir) = server().await;
     let olive = operator(&server, &dir).await;
-    let (ann, ann_id) = player(&server, 1, "Ann").await;
+    let (ann, ann_id) = bearer(&server, 1, "Ann").await;
     let (table, _seat) = own_match(&server, &ann).await;
     let mute = post(
         &server,
@@ -622,12 +602,12 @@ async fn a_player_takes_their_data_as_json_without_a_secret() {
 async fn a_seat_resumed_with_its_token_and_no_session_is_held_to_the_accounts_sanctions() {
     let (server, dir) = server().await;
     let olive = operator(&server, &dir).await;
-    let (ann, ann_id) = player(&server, 1, "Ann").await;
+    let (ann, ann_id) = bearer(&server, 1, "Ann").await;
     let table = server.create_table(TableOptions::default()).await.table;
     let mut signed = Client::connect_with(server.addr, &[("authorization", &format!("Bearer {ann}"))]).await;
-    let joined = join(&mut signed, table).await;
+    let joined = signed.request(join(table, None)).await;
     let ServerMessage::Joined { token, .. } = joined else { panic!("{joined:?}") };
-    let resume = ClientMessage::Resume { protocol: Some(PROTOCOL_VERSION), table, token: Some(token) };
+    let resume = resume(table, Some(&token));
     // The seat's token on a connection with no session: Ann's seat, so
     // Ann's mute holds there too.
     let mut tokened = Client::connect(server.addr).await;
@@ -655,7 +635,7 @@ async fn a_seat_resumed_with_its_token_and_no_session_is_held_to_the_accounts_sa
 async fn a_banned_operator_can_do_nothing_as_one() {
     let (server, dir) = server().await;
     let olive = operator(&server, &dir).await;
-    let (bo, bo_id) = player(&server, 1, "Bo").await;
+    let (bo, bo_id) = bearer(&server, 1, "Bo").await;
     let (ok, said) = admin(&dir, &["grant", "Bo"]);
     assert!(ok, "{said}");
     assert_eq!(get(&server, &bo, "/api/v1/admin/operators").await.status, 200);
