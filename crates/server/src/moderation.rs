@@ -352,7 +352,13 @@ impl Moderation {
     /// # Errors
     /// Storage.
     pub async fn find(&self, query: &str) -> Result<Vec<AccountRow>, AppError> {
-        if let Ok(id) = Uuid::parse_str(query.trim()) {
+        // White space at either end is not part of what is looked for; a
+        // blank query finds nobody.
+        let query = query.trim();
+        if query.is_empty() {
+            return Ok(Vec::new());
+        }
+        if let Ok(id) = Uuid::parse_str(query) {
             return Ok(self.accounts.account(id).await?.into_iter().collect());
         }
         self.store

@@ -186,6 +186,12 @@ async fn the_first_operator_is_made_on_the_command_line_and_operator_routes_refu
     assert_eq!(found.body[0]["id"], json!(olive_id));
     let found = get(&server, &olive, &format!("/api/v1/admin/accounts?q={bo_id}")).await;
     assert_eq!(found.body[0]["name"], json!("Bo"));
+    // White space at either end is not looked for; a blank query finds nobody.
+    let found = get(&server, &olive, "/api/v1/admin/accounts?q=%20liv%20").await;
+    assert_eq!(found.body[0]["id"], json!(olive_id), "{}", found.body);
+    bearer(&server, 3, "Big Al").await;
+    let found = get(&server, &olive, "/api/v1/admin/accounts?q=%20").await;
+    assert_eq!((found.status, found.body.clone()), (200, json!([])));
     refused(&get(&server, &olive, "/api/v1/admin/accounts?q=").await, 400, ErrorCode::BadMessage);
     refused(&get(&server, &olive, "/api/v1/admin/accounts?name=bo").await, 400, ErrorCode::BadMessage);
 
