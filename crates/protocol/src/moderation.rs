@@ -208,6 +208,10 @@ pub struct AccountDossier {
     /// removed ones too), the newest first.
     #[serde(default)]
     pub chat: Vec<ChatLine>,
+    /// The reports made about it (at most 50), the newest first, with
+    /// their context.
+    #[serde(default)]
+    pub reports: Vec<Report>,
 }
 
 /// What an audit entry records.
@@ -228,11 +232,13 @@ pub enum AuditAction {
     Lift,
     /// A chat message was removed.
     RemoveChat,
+    /// A player's report was dealt with.
+    ResolveReport,
 }
 
 impl AuditAction {
     /// Every action.
-    pub const ALL: [AuditAction; 7] = [
+    pub const ALL: [AuditAction; 8] = [
         AuditAction::GrantOperator,
         AuditAction::RevokeOperator,
         AuditAction::Suspend,
@@ -240,6 +246,7 @@ impl AuditAction {
         AuditAction::Mute,
         AuditAction::Lift,
         AuditAction::RemoveChat,
+        AuditAction::ResolveReport,
     ];
 
     /// The action as stored and on the wire.
@@ -252,6 +259,7 @@ impl AuditAction {
             AuditAction::Mute => "mute",
             AuditAction::Lift => "lift",
             AuditAction::RemoveChat => "remove_chat",
+            AuditAction::ResolveReport => "resolve_report",
         }
     }
 
@@ -301,6 +309,9 @@ pub struct AuditEntry {
     /// The message removed (its `id` at the table).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub message: Option<u64>,
+    /// The report dealt with (its `id`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub report: Option<u64>,
 }
 
 /// A chat message as it was stored: what an operator sees of an account or
@@ -335,6 +346,148 @@ pub struct ChatLine {
 pub struct RemoveChat {
     /// Why (1 to 500 characters, as for a sanction); in the audit log,
     /// not shown at the table.
+    #[schema(min_length = 1, max_length = 500)]
+    pub reason: String,
+}
+
+/// Why a player reports another: the short list the table offers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ReportReason {
+    /// Insults, harassment, hate in chat.
+    AbusiveChat,
+    /// The same thing said over and over, advertising.
+    Spam,
+    /// Playing with help the others do not have (sharing cards with a
+    /// partner, another program).
+    Cheating,
+    /// Stalling, leaving matches, throwing hands on purpose.
+    Unsportsmanlike,
+    /// A name that insults or pretends to be somebody.
+    OffensiveName,
+    /// Something else (the text says what).
+    Other,
+}
+
+impl ReportReason {
+    /// Every reason, in the order the table lists them.
+    pub const ALL: [ReportReason; 6] = [
+        ReportReason::AbusiveChat,
+        ReportReason::Spam,
+        ReportReason::Cheating,
+        ReportReason::Unsportsmanlike,
+        ReportReason::OffensiveName,
+        ReportReason::Other,
+    ];
+
+    /// The reason as stored and on the wire.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ReportReason::AbusiveChat => "abusive_chat",
+            ReportReason::Spam => "spam",
+            ReportReason::Cheating => "cheating",
+            ReportReason::Unsportsmanlike => "unsportsmanlike",
+            ReportReason::OffensiveName => "offensive_name",
+            ReportReason::Other => "other",
+        }
+    }
+
+    /// The reason of a stored word.
+    pub fn parse(s: &str) -> Option<ReportReason> {
+        ReportReason::ALL.into_iter().find(|r| r.as_str() == s)
+    }
+}
+
+/// `POST /api/v1/tables/{id}/chat/{message}/report` and
+/// `POST /api/v1/tables/{id}/seats/{seat}/report`: why.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct NewReport {
+    /// Why, from the short list.
+    pub reason: ReportReason,
+    /// What happened, in the reporter's words: 0 to 500 characters, no
+    /// control character but the line break (kept trimmed).
+    #[serde(default)]
+    #[schema(max_length = 500)]
+    pub text: String,
+}
+
+/// What the table looked like when a report was made, copied then: what
+/// was said around it and the hand as anybody could see it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+pub struct ReportContext {
+    /// The messages around the one reported (up to 10 before and 10
+    /// after), or the table's last 20 for a report of a player; oldest
+    /// first.
+    pub chat: Vec<ChatLine>,
+    /// The table's public status then (never a card of anybody's hand);
+    /// absent when the table no longer ran.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub table: Option<Box<crate::TableStatus>>,
+}
+
+/// How an operator dealt with a report.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+pub struct Resolution {
+    /// When (Unix ms).
+    pub at: u64,
+    /// The operator.
+    pub by: AccountRef,
+    /// What they did and why.
+    pub reason: String,
+}
+
+/// A player's report of a chat message or of a player, as operators see it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+pub struct Report {
+    /// Its number: later reports have larger ones.
+    pub id: u64,
+    /// When it was made (Unix ms).
+    pub made_at: u64,
+    /// Who made it (with the name they had then).
+    pub reporter: AccountRef,
+    /// The table.
+    pub table: Uuid,
+    /// The chat message reported (its `id` at the table); absent: a
+    /// player was reported.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message: Option<u64>,
+    /// The seat of the player reported, or of the message's writer;
+    /// absent: a spectator's message.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seat: Option<crate::Seat>,
+    /// The account reported; absent: a player without one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub account: Option<Uuid>,
+    /// The name the reported player had at the table.
+    pub name: String,
+    /// Why.
+    pub reason: ReportReason,
+    /// What happened, in the reporter's words (may be empty).
+    pub text: String,
+    /// The table when the report was made.
+    pub context: ReportContext,
+    /// How an operator dealt with it; absent: still open.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resolved: Option<Resolution>,
+}
+
+/// What a player is told of the report they made.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+pub struct ReportReceipt {
+    /// The report's number.
+    pub id: u64,
+    /// When it was made (Unix ms).
+    pub made_at: u64,
+    /// Why.
+    pub reason: ReportReason,
+}
+
+/// `POST /api/v1/admin/reports/{report}/resolve`: what was done and why.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ResolveReport {
+    /// What was done and why (1 to 500 characters, as for a sanction).
     #[schema(min_length = 1, max_length = 500)]
     pub reason: String,
 }

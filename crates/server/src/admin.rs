@@ -10,7 +10,7 @@ use axum::routing::{get, post, put};
 use axum::{Json, Router};
 use spades_protocol::{
     AccountDossier, ApiError, AuditEntry, ChatLine, ErrorCode, LiftSanction, ModeratedAccount, NewSanction,
-    OperatorChange, RemoveChat, Sanction,
+    OperatorChange, RemoveChat, Report, ResolveReport, Sanction,
 };
 use uuid::Uuid;
 
@@ -31,6 +31,12 @@ const DOSSIER_MATCHES: usize = 20;
 /// The most recent chat messages an account's dossier lists.
 const DOSSIER_CHAT: usize = 100;
 
+/// The most reports one page of the queue holds.
+const REPORTS_PAGE_MAX: usize = 100;
+
+/// The most recent reports about an account its dossier lists.
+const DOSSIER_REPORTS: usize = 50;
+
 /// The routes, merged into `rest::routes` by `app.rs`.
 pub fn routes() -> Router<AppState> {
     Router::new()
@@ -43,6 +49,8 @@ pub fn routes() -> Router<AppState> {
         .route("/admin/audit", get(audit))
         .route("/admin/tables/{table}/chat", get(table_chat))
         .route("/admin/tables/{table}/chat/{message}/remove", post(remove_chat))
+        .route("/admin/reports", get(reports))
+        .route("/admin/reports/{report}/resolve", post(resolve_report))
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
 }
 
@@ -89,7 +97,8 @@ pub async fn find_accounts(
 }
 
 /// One account: whether it is an operator, every sanction it has had,
-/// its sessions, its recent matches and what it said recently.
+/// its sessions, its recent matches, what it said recently and the
+/// reports about it.
 #[utoipa::path(
     get,
     path = "/api/v1/admin/accounts/{account}",
@@ -115,7 +124,10 @@ pub async fn dossier(
     let page = MatchPage { limit: DOSSIER_MATCHES, finished: None, before: None, account: Some(id) };
     let matches = state.journal.summaries(&page).await.map_err(|e| AppError::store_failed("matches", &e))?;
     let chat = state.moderation.account_chat(id, DOSSIER_CHAT).await?;
-    Ok(no_store(Json(AccountDossier { account, sanctions, sessions, matches, chat }).into_response()))
+    let reports = state.reports.about(id, DOSSIER_REPORTS).await?;
+    Ok(no_store(
+        Json(AccountDossier { account, sanctions, sessions, matches, chat, reports }).into_response(),
+    ))
 }
 
 /// Suspends an account until a time, bans it, or mutes it in chat, with a
@@ -345,4 +357,80 @@ pub async fn remove_chat(
     let line = state.moderation.remove_chat(&by, table, id, &req.reason).await?;
     state.tables.remove_chat(table, id).await;
     Ok(no_store(Json(line).into_response()))
+}
+
+/// The reports players made, the newest first, each with its context:
+/// the open ones (the queue), or every one.
+#[utoipa::path(
+    get,
+    path = "/api/v1/admin/reports",
+    tag = "moderation",
+    security(("session_cookie" = []), ("bearer" = [])),
+    params(
+        ("state" = Option<String>, Query, pattern = "^(open|all)$", description = "`open` (the default): the reports no operator resolved yet; `all`: every one"),
+        ("before" = Option<u64>, Query, minimum = 0, maximum = 9_223_372_036_854_775_807_u64, description = "Only reports numbered below this (the `id` of the last report of the page before)"),
+        ("limit" = Option<usize>, Query, minimum = 1, maximum = 100, description = "At most this many (1 to 100, default 50)"),
+    ),
+    responses(
+        (status = 200, description = "The reports, the newest first", body = Vec<Report>),
+        (status = 400, description = "A `state` other than `open` or `all`, a `before` or `limit` that is not a number in range, or another parameter (`bad_message`)", body = ApiError),
+        (status = 401, description = "No session, or one that expired or was signed out (`unauthorized`)", body = ApiError),
+        (status = 403, description = "Not an operator (`not_operator`), an operator who is suspended or banned (`suspended`, `banned`), or a request another site's page made (`bad_message`)", body = ApiError),
+    )
+)]
+pub async fn reports(
+    State(state): State<AppState>,
+    _: Operator,
+    query: RawQuery,
+) -> Result<Response, AppError> {
+    let (mut open_only, mut before, mut limit) = (true, None, 50);
+    for (name, value) in query_pairs(query, &["state", "before", "limit"])? {
+        match name.as_str() {
+            "state" => {
+                open_only = match value.as_str() {
+                    "open" => true,
+                    "all" => false,
+                    _ => return Err(bad_query("state must be open or all")),
+                }
+            }
+            "before" => {
+                before = Some(key_of(&value).ok_or_else(|| {
+                    bad_query("before must be the number of the last report of the page before")
+                })?);
+            }
+            _ => limit = limit_of(&value, REPORTS_PAGE_MAX)?,
+        }
+    }
+    Ok(no_store(Json(state.reports.queue(open_only, before, limit).await?).into_response()))
+}
+
+/// Resolves a report: what was done about it and why (a sanction is made
+/// on its own route; this closes the report), in the audit log.
+#[utoipa::path(
+    post,
+    path = "/api/v1/admin/reports/{report}/resolve",
+    tag = "moderation",
+    security(("session_cookie" = []), ("bearer" = [])),
+    params(("report" = u64, Path, minimum = 0, maximum = 9_223_372_036_854_775_807_u64, description = "The report's `id`")),
+    request_body(content = ResolveReport, description = "What was done and why"),
+    responses(
+        (status = 200, description = "Resolved, written to the audit log: the report after", body = Report),
+        (status = 400, description = "A reason that is blank, too long or holds control characters (`invalid_options`)", body = ApiError),
+        (status = 401, description = "No session, or one that expired or was signed out (`unauthorized`)", body = ApiError),
+        (status = 403, description = "Not an operator (`not_operator`), an operator who is suspended or banned (`suspended`, `banned`), or a request another site's page made (`bad_message`)", body = ApiError),
+        (status = 404, description = "No report has this number (`not_found`)", body = ApiError),
+        (status = 409, description = "The report was resolved already (`invalid_options`)", body = ApiError),
+        (status = 413, description = "A body over 16 KiB (`bad_message`)", body = ApiError),
+        (status = 415, description = "A body that is not `Content-Type: application/json` (`bad_message`)", body = ApiError),
+    )
+)]
+pub async fn resolve_report(
+    State(state): State<AppState>,
+    Path(report): Path<String>,
+    Operator(by): Operator,
+    JsonBody(req, ()): JsonBody<ResolveReport>,
+) -> Result<Response, AppError> {
+    let id =
+        key_of(&report).ok_or_else(|| AppError::new(ErrorCode::NotFound, "no report has this number"))?;
+    Ok(no_store(Json(state.reports.resolve(&by, id, &req.reason).await?).into_response()))
 }

@@ -31,8 +31,8 @@ use axum::http::request::Parts;
 use axum::http::{HeaderMap, StatusCode, header};
 use serde::de::DeserializeOwned;
 use spades_protocol::{
-    AddPasskey, CreateTable, ErrorCode, GuestSignIn, LiftSanction, NewSanction, NewSession, OperatorChange,
-    PasskeySignIn, PasswordSignIn, RemoveChat, RenameAccount, SetPassword,
+    AddPasskey, CreateTable, ErrorCode, GuestSignIn, LiftSanction, NewReport, NewSanction, NewSession,
+    OperatorChange, PasskeySignIn, PasswordSignIn, RemoveChat, RenameAccount, ResolveReport, SetPassword,
 };
 
 use crate::accounts::SignedIn;
@@ -80,6 +80,14 @@ pub struct AccountChange;
 
 impl Action for AccountChange {
     const REFUSED: &'static str = "change accounts";
+}
+
+/// Reporting a chat message or a player.
+#[derive(Debug)]
+pub struct Reporting;
+
+impl Action for Reporting {
+    const REFUSED: &'static str = "report players";
 }
 
 /// The request is not from a browser page of a refused origin: same-origin
@@ -267,6 +275,18 @@ impl JsonRequest for RemoveChat {
     const NOUN: &'static str = "removal";
     const A_NOUN: &'static str = "a removal";
     const EXAMPLE: &'static str = "{\"reason\": \"insults another player\"}";
+}
+
+impl JsonRequest for ResolveReport {
+    const NOUN: &'static str = "resolution";
+    const A_NOUN: &'static str = "a resolution";
+    const EXAMPLE: &'static str = "{\"reason\": \"muted for a day\"}";
+}
+
+impl JsonRequest for NewReport {
+    const NOUN: &'static str = "report";
+    const A_NOUN: &'static str = "a report";
+    const EXAMPLE: &'static str = "{\"reason\": \"abusive_chat\", \"text\": \"insults my partner\"}";
 }
 
 impl JsonRequest for OperatorChange {

@@ -38,7 +38,8 @@ pub struct Config {
     /// OpenID Connect providers players may sign in with (none by
     /// default).
     pub oidc: OidcConfig,
-    /// Moderation: how long what is said at the tables is kept.
+    /// Moderation: how long what is said at the tables is kept, how many
+    /// reports a player may make.
     pub moderation: ModerationConfig,
 }
 
@@ -49,11 +50,13 @@ pub struct ModerationConfig {
     /// Days a chat message is kept, for operators and the writer's export
     /// (90); then it is forgotten.
     pub chat_days: u32,
+    /// Reports one account may make in an hour (10); 0: no limit.
+    pub reports_per_hour: u32,
 }
 
 impl Default for ModerationConfig {
     fn default() -> ModerationConfig {
-        ModerationConfig { chat_days: 90 }
+        ModerationConfig { chat_days: 90, reports_per_hour: 10 }
     }
 }
 

@@ -37,6 +37,7 @@ pub mod moderation;
 pub mod oidc;
 pub mod passkeys;
 pub mod passwords;
+pub mod reports;
 pub mod state;
 
 // Transports.

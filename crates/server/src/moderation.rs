@@ -136,7 +136,7 @@ impl Drop for AccountWatch {
 /// A reason as given: 1 to [`REASON_MAX`] characters, one of them at
 /// least not white space, no control character but the line break (the
 /// OpenAPI document's pattern says the same); kept trimmed.
-fn reason_of(raw: &str) -> Result<String, AppError> {
+pub(crate) fn reason_of(raw: &str) -> Result<String, AppError> {
     let fits = (1..=REASON_MAX).contains(&raw.chars().count())
         && raw.chars().all(|c| !c.is_control() || c == '\n')
         && raw.chars().any(|c| !c.is_whitespace());
@@ -574,11 +574,12 @@ fn audit_entry(row: AuditRow) -> AuditEntry {
         until: row.until_ms,
         table: row.message.map(|(table, _)| table),
         message: row.message.map(|(_, id)| id),
+        report: row.report,
     }
 }
 
 /// A stored chat message as the API shows it.
-fn chat_line(row: ChatRow) -> ChatLine {
+pub(crate) fn chat_line(row: ChatRow) -> ChatLine {
     ChatLine {
         table: row.table,
         id: row.id,

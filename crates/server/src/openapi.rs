@@ -53,6 +53,8 @@ use crate::{admin, people, rest};
         people::unlink_oidc,
         people::sign_out_everywhere,
         people::sign_out,
+        people::report_message,
+        people::report_seat,
         admin::find_accounts,
         admin::dossier,
         admin::add_sanction,
@@ -62,6 +64,8 @@ use crate::{admin, people, rest};
         admin::audit,
         admin::table_chat,
         admin::remove_chat,
+        admin::reports,
+        admin::resolve_report,
     ),
     modifiers(&SessionSchemes),
     components(schemas(ClientFrame, ClientMessage, ServerMessage, TableView)),
@@ -70,7 +74,7 @@ use crate::{admin, people, rest};
         (name = "matches", description = "Records of matches from the event log"),
         (name = "operations", description = "Health, readiness and metrics"),
         (name = "accounts", description = "Guest accounts, display names and sessions"),
-        (name = "moderation", description = "Operators only: accounts, sanctions and the audit log"),
+        (name = "moderation", description = "Players' reports of a chat message or a player; for operators only (under /api/v1/admin): accounts, sanctions, the reports' queue and the audit log"),
     )
 )]
 struct ApiDoc;
@@ -145,6 +149,10 @@ const REASON_PATTERN: &str = concat!(
     r"[^\u0000-\u0009\u000b-\u001f\u007f-\u009f]*$",
 );
 
+/// A player's note (a report's text): any characters but control ones,
+/// the line break aside; empty allowed.
+const NOTE_PATTERN: &str = r"^[^\u0000-\u0009\u000b-\u001f\u007f-\u009f]*$";
+
 /// Adds to the derived document what the server enforces but the derive
 /// cannot say: `match_end` takes only the listed targets and hand counts
 /// (and exactly one of the two), the body of `POST /api/v1/tables` may be
@@ -175,10 +183,15 @@ fn describe_limits(doc: &mut Value) {
         }
     }
     // An operator's reason, wherever one is asked: one rule.
-    for schema in ["LiftSanction", "OperatorChange", "RemoveChat"] {
+    for schema in ["LiftSanction", "OperatorChange", "RemoveChat", "ResolveReport"] {
         if let Some(reason) = doc.pointer_mut(&format!("/components/schemas/{schema}/properties/reason")) {
             reason["pattern"] = json!(REASON_PATTERN);
         }
+    }
+    // A report's text: no control character but the line break; may be
+    // empty or blank.
+    if let Some(text) = doc.pointer_mut("/components/schemas/NewReport/properties/text") {
+        text["pattern"] = json!(NOTE_PATTERN);
     }
     if let Some(name) = doc.pointer_mut("/components/schemas/CreateTable/properties/name") {
         name["pattern"] = json!(TABLE_NAME_PATTERN);

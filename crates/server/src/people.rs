@@ -12,10 +12,12 @@ use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{delete, get, post, put};
 use axum::{Json, Router};
+use spades_engine::Seat;
 use spades_protocol::{
     Account, AccountExport, AddPasskey, ApiError, ErrorCode, GuestSignIn, Identity, IssuedSession, Me,
-    NameSuggestion, NewSession, PasskeyInfo, PasskeyOptions, PasskeySignIn, PasswordSet, PasswordSignIn,
-    RenameAccount, SessionDelivery, SessionInfo, SetPassword, SignInMethods, SignedIn,
+    NameSuggestion, NewReport, NewSession, PasskeyInfo, PasskeyOptions, PasskeySignIn, PasswordSet,
+    PasswordSignIn, RenameAccount, ReportReceipt, SessionDelivery, SessionInfo, SetPassword, SignInMethods,
+    SignedIn,
 };
 use uuid::Uuid;
 
@@ -23,11 +25,12 @@ use crate::accounts::{Accounts, DeviceSecret, Requester, SESSION_LABEL_MAX, Sess
 use crate::admission::over_tls;
 pub use crate::boundary::SESSION_COOKIE;
 use crate::boundary::{
-    AccountChange, BrowserOrigin, JsonBody, MAX_BODY_BYTES, PerAddress, SignIns, Signed, SigningIn,
-    cleaned_name, cookie,
+    AccountChange, BrowserOrigin, JsonBody, MAX_BODY_BYTES, PerAddress, Reporting, SignIns, Signed,
+    SigningIn, cleaned_name, cookie,
 };
 use crate::error::AppError;
 use crate::passkeys::PASSKEY_NAME_MAX;
+use crate::reports::Target;
 use crate::state::AppState;
 use crate::storage::MatchPage;
 
@@ -52,6 +55,8 @@ pub fn routes() -> Router<AppState> {
         .route("/oidc/{provider}/start", get(oidc_start))
         .route("/oidc/{provider}/callback", get(oidc_callback))
         .route("/me/oidc/{identity}", delete(unlink_oidc))
+        .route("/tables/{id}/chat/{message}/report", post(report_message))
+        .route("/tables/{id}/seats/{seat}/report", post(report_seat))
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
 }
 
@@ -894,4 +899,97 @@ mod tests {
             "spades_oidc=; Path=/api/v1/oidc; HttpOnly; SameSite=Lax; Max-Age=0; Secure"
         );
     }
+}
+
+/// A report's answer: 201 for a new one, 200 for the reporter's open
+/// report of the same target.
+fn filed((receipt, new): (ReportReceipt, bool)) -> Response {
+    let status = if new { StatusCode::CREATED } else { StatusCode::OK };
+    no_store((status, Json(receipt)).into_response())
+}
+
+/// A table's id in a report's path, or 404.
+fn reported_table(raw: &str) -> Result<Uuid, AppError> {
+    Uuid::parse_str(raw).map_err(|_| AppError::new(ErrorCode::TableNotFound, "no such table"))
+}
+
+/// Reports a chat message said at a table: the writer's account, the
+/// messages around it and the table's public status are kept with the
+/// report for the operators.
+#[utoipa::path(
+    post,
+    path = "/api/v1/tables/{id}/chat/{message}/report",
+    tag = "moderation",
+    security(("session_cookie" = []), ("bearer" = [])),
+    params(
+        ("id" = String, Path, description = "The table's id"),
+        ("message" = u64, Path, minimum = 0, maximum = 9_223_372_036_854_775_807_u64, description = "The message's `id` (of its `chat` frame)"),
+    ),
+    request_body(content = NewReport, description = "Why"),
+    responses(
+        (status = 201, description = "Reported", body = ReportReceipt),
+        (status = 200, description = "The signed-in account's open report of this message, made before (nothing new)", body = ReportReceipt),
+        (status = 400, description = "A text too long or with control characters, or a body that is not a report (`invalid_options`)", body = ApiError),
+        (status = 401, description = "No session, or one that expired or was signed out (`unauthorized`)", body = ApiError),
+        (status = 403, description = "A suspended or banned account (`suspended`, `banned`), or a browser page of an origin that is neither this server's nor allowed (`bad_message`)", body = ApiError),
+        (status = 404, description = "No such message is kept at this table (`not_found`; also for a table id that is not a UUID: `table_not_found`)", body = ApiError),
+        (status = 409, description = "The message is the signed-in account's own (`invalid_options`)", body = ApiError),
+        (status = 413, description = "A body over 16 KiB (`bad_message`)", body = ApiError),
+        (status = 415, description = "A body that is not `Content-Type: application/json` (`bad_message`)", body = ApiError),
+        (status = 429, description = "More than `moderation.reports_per_hour` reports in an hour, or too many requests (`rate_limited`)", body = ApiError),
+    )
+)]
+pub async fn report_message(
+    State(state): State<AppState>,
+    Path((table, message)): Path<(String, String)>,
+    _: BrowserOrigin<Reporting>,
+    Signed(who): Signed,
+    JsonBody(req, ()): JsonBody<NewReport>,
+) -> Result<Response, AppError> {
+    let table = reported_table(&table)?;
+    let message = message.parse::<i64>().ok().and_then(|n| u64::try_from(n).ok()).ok_or_else(|| {
+        AppError::new(ErrorCode::NotFound, "no message with this number is kept at this table")
+    })?;
+    Ok(filed(state.reports.file(&who, table, Target::Message(message), &req).await?))
+}
+
+/// Reports the player in a seat of a table: their account, the table's
+/// last messages and its public status are kept with the report for the
+/// operators.
+#[utoipa::path(
+    post,
+    path = "/api/v1/tables/{id}/seats/{seat}/report",
+    tag = "moderation",
+    security(("session_cookie" = []), ("bearer" = [])),
+    params(
+        ("id" = String, Path, description = "The table's id"),
+        ("seat" = Seat, Path, description = "The seat of the player reported"),
+    ),
+    request_body(content = NewReport, description = "Why"),
+    responses(
+        (status = 201, description = "Reported", body = ReportReceipt),
+        (status = 200, description = "The signed-in account's open report of this seat's player, made before (nothing new)", body = ReportReceipt),
+        (status = 400, description = "A text too long or with control characters, or a body that is not a report (`invalid_options`)", body = ApiError),
+        (status = 401, description = "No session, or one that expired or was signed out (`unauthorized`)", body = ApiError),
+        (status = 403, description = "A suspended or banned account (`suspended`, `banned`), or a browser page of an origin that is neither this server's nor allowed (`bad_message`)", body = ApiError),
+        (status = 404, description = "No such table (`table_not_found`), or nobody in this seat (`not_found`)", body = ApiError),
+        (status = 409, description = "The seat is the signed-in account's own, or a bot's (`invalid_options`)", body = ApiError),
+        (status = 413, description = "A body over 16 KiB (`bad_message`)", body = ApiError),
+        (status = 415, description = "A body that is not `Content-Type: application/json` (`bad_message`)", body = ApiError),
+        (status = 429, description = "More than `moderation.reports_per_hour` reports in an hour, or too many requests (`rate_limited`)", body = ApiError),
+    )
+)]
+pub async fn report_seat(
+    State(state): State<AppState>,
+    Path((table, seat)): Path<(String, String)>,
+    _: BrowserOrigin<Reporting>,
+    Signed(who): Signed,
+    JsonBody(req, ()): JsonBody<NewReport>,
+) -> Result<Response, AppError> {
+    let table = reported_table(&table)?;
+    let seat = Seat::ALL
+        .into_iter()
+        .find(|s| s.name().to_ascii_lowercase() == seat)
+        .ok_or_else(|| AppError::new(ErrorCode::NotFound, "a seat is north, east, south or west"))?;
+    Ok(filed(state.reports.file(&who, table, Target::Seat(seat), &req).await?))
 }

@@ -23,6 +23,7 @@ use crate::moderation::Moderation;
 use crate::oidc::Oidc;
 use crate::passkeys::{Passkeys, relying_party};
 use crate::passwords::Passwords;
+use crate::reports::Reports;
 use crate::storage::Journal;
 
 /// State shared by every request and connection.
@@ -48,6 +49,8 @@ pub struct Shared {
     pub identities: Identities,
     /// Operators, sanctions and the audit log.
     pub moderation: Arc<Moderation>,
+    /// Players' reports and the operators' queue.
+    pub reports: Reports,
     /// Cancelled when the server shuts down.
     pub shutdown: CancellationToken,
     /// Tracks table and connection tasks, to wait for them on shutdown.
@@ -114,6 +117,12 @@ impl Shared {
             Arc::clone(&oidc),
         );
         let moderation = Arc::new(Moderation::new(journal.accounts().moderation(), Arc::clone(&accounts)));
+        let reports = Reports::new(
+            journal.clone(),
+            tables.clone(),
+            Arc::clone(&moderation),
+            config.moderation.reports_per_hour,
+        );
         Ok(Arc::new(Shared {
             config,
             hosting,
@@ -125,6 +134,7 @@ impl Shared {
             oidc,
             identities,
             moderation,
+            reports,
             shutdown,
             tracker,
             connections: AtomicUsize::new(0),

@@ -169,7 +169,7 @@ async fn insert_shaped(db: &Db, stage: usize, id: Uuid, p: &Played) {
                 .await;
             }
         }
-        2..=14 => {
+        2..=15 => {
             // Migration 3 adds the cluster's lease columns (empty for a
             // single server); from migration 4 on, a fair match's seeds
             // (JSON). Migration 5 changes an index and a storage parameter
@@ -312,6 +312,24 @@ async fn insert_shaped(db: &Db, stage: usize, id: Uuid, p: &Played) {
             ))
             .await;
         }
+        if stage >= 15 {
+            // A report of the message, resolved, and its audit entry.
+            let context = r#"{"chat": [{"table": "00000000-0000-0000-0000-000000000000", "id": 7, "seat": "east", "name": "Ann", "text": "rude words", "at": 1790000000000}]}"#;
+            db.exec(&format!(
+                "INSERT INTO reports (made_at, reporter_id, reporter_name, table_id, message_id, seat, account_id, \
+                 name, reason, text, context, resolved_at, resolved_by, resolved_name, resolution) \
+                 VALUES (1790000000002, {id_lit}, 'Bea', {id_lit}, 7, 1, {id_lit}, 'Ann', 'abusive_chat', \
+                 'insults', {}, 1790000000003, {id_lit}, 'Olive', 'removed')",
+                lit(context)
+            ))
+            .await;
+            db.exec(&format!(
+                "INSERT INTO audit_log (at, operator_id, operator_name, action, account_id, account_name, \
+                 reason, report_id) VALUES (1790000000003, {id_lit}, 'Olive', 'resolve_report', {id_lit}, 'Ann', \
+                 'removed', 1)"
+            ))
+            .await;
+        }
         db.exec(&format!(
             "INSERT INTO sessions (id, token_hash, account_id, client, address, created_at, last_used_at, \
              expires_at) VALUES ({id_lit}, {}, {id_lit}, 'test', '127.0.0.1', {created}, {created}, {})",
@@ -446,6 +464,20 @@ async fn every_stage_survives(kind: &str, db: Db, url: &str, data_dir: &Path) {
             let log = journal.accounts().moderation().audit(None, 10).await.unwrap();
             let removal = log.iter().find(|e| e.message.is_some_and(|(table, _)| table == *id)).unwrap();
             assert_eq!((removal.message, removal.reason.as_str()), (Some((*id, 7)), "insults"), "{kind}");
+        }
+        if *stage >= 15 {
+            let about = journal.accounts().reports().about(*id, 10).await.unwrap();
+            assert_eq!(about.len(), 1, "{kind}");
+            let r = &about[0];
+            assert_eq!(
+                (r.message, r.seat, r.reason.as_str()),
+                (Some(7), Some(Seat::East), "abusive_chat"),
+                "{kind}"
+            );
+            assert_eq!((r.context.chat.len(), r.context.table.is_none()), (1, true), "{kind}");
+            assert_eq!(r.resolved.as_ref().map(|x| x.reason.as_str()), Some("removed"), "{kind}");
+            let log = journal.accounts().moderation().audit(None, 100).await.unwrap();
+            assert!(log.iter().any(|e| e.report == Some(1) && e.reason == "removed"), "{kind}");
         }
         // The summary columns are filled in for rows written before them.
         let s = summaries.iter().find(|s| s.table == *id).unwrap();

@@ -27,6 +27,7 @@ mod moderation;
 mod oidc;
 mod passkeys;
 mod passwords;
+mod reports;
 mod sql;
 mod ways;
 
@@ -44,6 +45,7 @@ pub use moderation::{
 pub use oidc::{Linked, Member, NewMember, OidcIdentityRow, OidcStore};
 pub use passkeys::{PasskeyRow, PasskeyStore};
 pub use passwords::{PasswordRow, PasswordStore};
+pub use reports::{Filed, ReportRow, ReportStore, Resolved, Resolving};
 use sql::WriteOp;
 pub use sql::{SqlStore, execute_raw};
 pub use ways::{Removal, Way};

@@ -12,6 +12,7 @@ use super::accounts::{
     ACCOUNT_COLUMNS, AccountRow, AccountStore, AccountTuple, account_of, ms, unms, uuid_of,
 };
 use super::chat::{CHAT_COLUMNS, ChatRow, ChatTuple, chat_of};
+use super::reports::{REPORT_COLUMNS, ReportTuple, Resolving, report_of};
 use super::sql::Pool;
 
 /// A sanction as stored.
@@ -58,6 +59,21 @@ pub struct Actor<'a> {
     pub reason: &'a str,
 }
 
+/// What an audit entry is about, besides its action.
+#[derive(Debug, Clone, Copy, Default)]
+struct About<'a> {
+    /// To whom, and their name then.
+    account: Option<(Uuid, &'a str)>,
+    /// The sanction made or lifted.
+    sanction: Option<Uuid>,
+    /// Until when the sanction made holds.
+    until_ms: Option<u64>,
+    /// The chat message removed: its table and number.
+    message: Option<(Uuid, u64)>,
+    /// The report dealt with.
+    report: Option<u64>,
+}
+
 /// One audit entry as stored.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct AuditRow {
@@ -79,6 +95,8 @@ pub struct AuditRow {
     pub until_ms: Option<u64>,
     /// The chat message removed: its table and number.
     pub message: Option<(Uuid, u64)>,
+    /// The report dealt with.
+    pub report: Option<u64>,
 }
 
 /// What removing a chat message found.
@@ -158,12 +176,13 @@ type AuditTuple = (
     Option<i64>,
     Option<String>,
     Option<i64>,
+    Option<i64>,
 );
 
 const SANCTION_COLUMNS: &str =
     "id, account_id, kind, reason, until_at, made_at, made_by, lifted_at, lifted_by, lift_reason";
 const AUDIT_COLUMNS: &str = "id, at, operator_id, operator_name, action, account_id, account_name, \
-     sanction_id, reason, until_at, table_id, message_id";
+     sanction_id, reason, until_at, table_id, message_id, report_id";
 
 fn opt_uuid(what: &str, s: Option<String>) -> Result<Option<Uuid>, StorageError> {
     s.map(|s| uuid_of(what, &s)).transpose()
@@ -212,6 +231,7 @@ fn audit_of(row: AuditTuple) -> Result<AuditRow, StorageError> {
         until,
         table,
         message,
+        report,
     ) = row;
     let message = match (table, message) {
         (Some(table), Some(n)) => Some((uuid_of("table", &table)?, unms(n))),
@@ -229,6 +249,7 @@ fn audit_of(row: AuditTuple) -> Result<AuditRow, StorageError> {
         reason,
         until_ms: until.map(unms),
         message,
+        report: report.map(unms),
     })
 }
 
@@ -433,6 +454,29 @@ impl ModerationStore {
         })
     }
 
+    /// Resolves the report `id` if it is open, by an operator, with its
+    /// audit entry (the account reported, when it had one, as the entry's
+    /// account).
+    ///
+    /// # Errors
+    /// When the database fails.
+    pub async fn resolve_report(&self, id: u64, by: Actor<'_>) -> Result<Resolving, StorageError> {
+        let (resolved, row) = self
+            .db
+            .run("resolving a report", |pool| async move {
+                match pool {
+                    Pool::Sqlite(p) => sqlite::resolve_report(&p, id, by).await,
+                    Pool::Postgres(p) => pg::resolve_report(&p, id, by).await,
+                }
+            })
+            .await?;
+        Ok(match row.map(report_of).transpose()? {
+            None => Resolving::Missing,
+            Some(row) if resolved => Resolving::Done(row),
+            Some(row) => Resolving::Already(row),
+        })
+    }
+
     /// The audit log, the newest first: at most `limit` entries numbered
     /// below `before` (all: `None`).
     ///
@@ -465,27 +509,25 @@ macro_rules! backend {
                 conn: &mut $conn,
                 by: Actor<'_>,
                 action: AuditAction,
-                account: Option<(Uuid, &str)>,
-                sanction: Option<Uuid>,
-                until_ms: Option<u64>,
-                message: Option<(Uuid, u64)>,
+                about: About<'_>,
             ) -> Result<(), sqlx::Error> {
                 sqlx::query(
                     "INSERT INTO audit_log (at, operator_id, operator_name, action, account_id, account_name, \
-                     sanction_id, reason, until_at, table_id, message_id) \
-                     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)",
+                     sanction_id, reason, until_at, table_id, message_id, report_id) \
+                     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)",
                 )
                 .bind(ms(by.now_ms))
                 .bind(by.operator.map(|(id, _)| id.to_string()))
                 .bind(by.operator.map(|(_, name)| name.to_owned()))
                 .bind(action.as_str())
-                .bind(account.map(|(id, _)| id.to_string()))
-                .bind(account.map(|(_, name)| name.to_owned()))
-                .bind(sanction.map(|s| s.to_string()))
+                .bind(about.account.map(|(id, _)| id.to_string()))
+                .bind(about.account.map(|(_, name)| name.to_owned()))
+                .bind(about.sanction.map(|s| s.to_string()))
                 .bind(by.reason)
-                .bind(until_ms.map(ms))
-                .bind(message.map(|(table, _)| table.to_string()))
-                .bind(message.map(|(_, n)| ms(n)))
+                .bind(about.until_ms.map(ms))
+                .bind(about.message.map(|(table, _)| table.to_string()))
+                .bind(about.message.map(|(_, n)| ms(n)))
+                .bind(about.report.map(ms))
                 .execute(&mut *conn)
                 .await
                 .map(drop)
@@ -551,7 +593,8 @@ macro_rules! backend {
                     return Ok(false);
                 }
                 let action = if grant { AuditAction::GrantOperator } else { AuditAction::RevokeOperator };
-                audit_entry(&mut tx, by, action, Some((target.id, &target.name)), None, None, None).await?;
+                let about = About { account: Some((target.id, &target.name)), ..About::default() };
+                audit_entry(&mut tx, by, action, about).await?;
                 tx.commit().await?;
                 Ok(true)
             }
@@ -577,7 +620,13 @@ macro_rules! backend {
                 .execute(&mut *tx)
                 .await?;
                 let action = AuditAction::of(s.kind);
-                audit_entry(&mut tx, by, action, Some((s.account, name)), Some(s.id), s.until_ms, None).await?;
+                let about = About {
+                    account: Some((s.account, name)),
+                    sanction: Some(s.id),
+                    until_ms: s.until_ms,
+                    ..About::default()
+                };
+                audit_entry(&mut tx, by, action, about).await?;
                 tx.commit().await
             }
 
@@ -610,7 +659,8 @@ macro_rules! backend {
                 }
                 let account = named_now(&mut tx, row.as_ref().map(|r| r.1.clone())).await?;
                 let account = account.as_ref().map(|(a, name)| (*a, name.as_str()));
-                audit_entry(&mut tx, by, AuditAction::Lift, account, Some(id), None, None).await?;
+                let about = About { account, sanction: Some(id), ..About::default() };
+                audit_entry(&mut tx, by, AuditAction::Lift, about).await?;
                 tx.commit().await?;
                 Ok((true, row))
             }
@@ -647,7 +697,44 @@ macro_rules! backend {
                 // have now (their name at the table is in the message).
                 let account = named_now(&mut tx, row.as_ref().and_then(|r| r.2.clone())).await?;
                 let account = account.as_ref().map(|(a, name)| (*a, name.as_str()));
-                audit_entry(&mut tx, by, AuditAction::RemoveChat, account, None, None, Some((table, id))).await?;
+                let about = About { account, message: Some((table, id)), ..About::default() };
+                audit_entry(&mut tx, by, AuditAction::RemoveChat, about).await?;
+                tx.commit().await?;
+                Ok((true, row))
+            }
+
+            pub(super) async fn resolve_report(
+                pool: &$pool,
+                id: u64,
+                by: Actor<'_>,
+            ) -> Result<(bool, Option<ReportTuple>), sqlx::Error> {
+                let mut tx = pool.begin().await?;
+                let resolved = sqlx::query(
+                    "UPDATE reports SET resolved_at = $1, resolved_by = $2, resolved_name = $3, resolution = $4 \
+                     WHERE id = $5 AND resolved_at IS NULL",
+                )
+                .bind(ms(by.now_ms))
+                .bind(by.operator.map(|(o, _)| o.to_string()))
+                .bind(by.operator.map(|(_, name)| name.to_owned()))
+                .bind(by.reason)
+                .bind(ms(id))
+                .execute(&mut *tx)
+                .await?
+                .rows_affected()
+                    == 1;
+                let row: Option<ReportTuple> =
+                    sqlx::query_as(sqlx::AssertSqlSafe(format!("SELECT {REPORT_COLUMNS} FROM reports WHERE id = $1")))
+                        .bind(ms(id))
+                        .fetch_optional(&mut *tx)
+                        .await?;
+                if !resolved {
+                    tx.rollback().await?;
+                    return Ok((false, row));
+                }
+                let account = named_now(&mut tx, row.as_ref().and_then(|r| r.7.clone())).await?;
+                let account = account.as_ref().map(|(a, name)| (*a, name.as_str()));
+                let about = About { account, report: Some(id), ..About::default() };
+                audit_entry(&mut tx, by, AuditAction::ResolveReport, about).await?;
                 tx.commit().await?;
                 Ok((true, row))
             }

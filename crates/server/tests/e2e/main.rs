@@ -35,6 +35,8 @@ mod ops;
 mod passwords;
 /// WebSocket refusals: typed errors for bad frames, nobody acts out of place, old protocol versions, `sync`.
 mod refusals;
+/// Players' reports of a message or a player, with their context; the operators' queue and its resolution.
+mod reports;
 /// The REST API: invalid tables refused, table list and status, caching and compression, the web client.
 mod rest;
 /// PostgreSQL and NATS for the tests that need them: skipped without, failing under CI (shared file).

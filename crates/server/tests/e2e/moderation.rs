@@ -16,6 +16,11 @@ use crate::helpers::*;
 /// A server on a SQLite store of its own (so that the command line can
 /// reach it), and the store's directory.
 async fn server() -> (TestServer, PathBuf) {
+    server_with(|_| {}).await
+}
+
+/// As [`server`], its configuration changed by `change` first.
+pub(crate) async fn server_with(change: impl FnOnce(&mut spades_server::Config)) -> (TestServer, PathBuf) {
     let dir = std::env::temp_dir().join(format!("spades-moderation-{}", uuid::Uuid::new_v4().simple()));
     std::fs::create_dir_all(&dir).unwrap();
     let mut config = test_config();
@@ -24,6 +29,7 @@ async fn server() -> (TestServer, PathBuf) {
     // A site the server lets in elsewhere: the operator routes refuse it
     // all the same.
     config.server.allowed_origins = vec!["http://evil.example".into()];
+    change(&mut config);
     let server = spawn_server(config).await;
     assert!(ready(&server.http, &format!("http://{}", server.addr)).await, "the server did not start");
     (server, dir)
@@ -43,18 +49,18 @@ fn admin(dir: &PathBuf, args: &[&str]) -> (bool, String) {
 }
 
 /// The first operator, Olive, made on the command line: her token.
-async fn operator(server: &TestServer, dir: &PathBuf) -> String {
+pub(crate) async fn operator(server: &TestServer, dir: &PathBuf) -> String {
     let (token, _) = bearer(server, 900, "Olive").await;
     let (ok, said) = admin(dir, &["grant", "olive"]);
     assert!(ok && said.contains("Olive") && said.contains("is an operator now"), "{said}");
     token
 }
 
-async fn get(server: &TestServer, token: &str, path: &str) -> Answer {
+pub(crate) async fn get(server: &TestServer, token: &str, path: &str) -> Answer {
     send(server.http.get(server.url(path)).bearer_auth(token)).await
 }
 
-async fn post(server: &TestServer, token: &str, path: &str, body: Value) -> Answer {
+pub(crate) async fn post(server: &TestServer, token: &str, path: &str, body: Value) -> Answer {
     send(server.http.post(server.url(path)).bearer_auth(token).json(&body)).await
 }
 
@@ -67,7 +73,7 @@ fn in_ms(ms: u64) -> u64 {
 }
 
 /// A socket of the session `token`, seated at `table`.
-async fn seated(server: &TestServer, token: &str, table: uuid::Uuid) -> Client {
+pub(crate) async fn seated(server: &TestServer, token: &str, table: uuid::Uuid) -> Client {
     let mut c = Client::connect_with(server.addr, &[("authorization", &format!("Bearer {token}"))]).await;
     let joined = c.request(join(table, None)).await;
     assert!(matches!(joined, ServerMessage::Joined { .. } | ServerMessage::Resumed { .. }), "{joined:?}");
@@ -75,7 +81,7 @@ async fn seated(server: &TestServer, token: &str, table: uuid::Uuid) -> Client {
 }
 
 /// A socket of the session `token`, watching `table`.
-async fn watching(server: &TestServer, token: &str, table: uuid::Uuid) -> Client {
+pub(crate) async fn watching(server: &TestServer, token: &str, table: uuid::Uuid) -> Client {
     let mut c = Client::connect_with(server.addr, &[("authorization", &format!("Bearer {token}"))]).await;
     let watched = c.request(ClientMessage::Watch { protocol: Some(PROTOCOL_VERSION), table }).await;
     assert!(matches!(watched, ServerMessage::Watching { .. }), "{watched:?}");
@@ -436,7 +442,7 @@ async fn a_mute_refuses_chat_and_a_ban_holds_until_it_is_lifted() {
 }
 
 /// Reads `c` until a chat frame with `text` (within five seconds): its id.
-async fn heard(c: &mut Client, text: &str) -> u64 {
+pub(crate) async fn heard(c: &mut Client, text: &str) -> u64 {
     let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
     while tokio::time::Instant::now() < deadline {
         if let Some(ServerMessage::Chat { id, text: said, .. }) = c.try_recv(Duration::from_millis(200)).await
@@ -464,7 +470,7 @@ async fn chat_frames(c: &mut Client, wait: Duration) -> (Vec<u64>, Vec<u64>) {
 
 /// The chat kept of `table`, as an operator reads it, until it holds `n`
 /// messages (written off the table's task: within a few seconds).
-async fn kept(server: &TestServer, olive: &str, table: uuid::Uuid, n: usize) -> Vec<Value> {
+pub(crate) async fn kept(server: &TestServer, olive: &str, table: uuid::Uuid, n: usize) -> Vec<Value> {
     let path = format!("/api/v1/admin/tables/{table}/chat");
     let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
     loop {

@@ -1,0 +1,35 @@
+-- Players' reports of a chat message or of a player, with the context
+-- copied when they were made (the messages around, the table's public
+-- status), and how an operator dealt with each. No foreign keys: a report
+-- keeps the names as they were. Times are Unix milliseconds.
+CREATE TABLE reports (
+    id             BIGSERIAL PRIMARY KEY,
+    made_at        BIGINT NOT NULL,
+    reporter_id    TEXT NOT NULL,
+    reporter_name  TEXT NOT NULL,
+    table_id       TEXT NOT NULL,
+    -- the chat message reported (its number at the table); NULL: a player
+    message_id     BIGINT,
+    -- 0 north, 1 east, 2 south, 3 west; NULL: a spectator's message
+    seat           BIGINT,
+    -- the account reported; NULL: a player without one
+    account_id     TEXT,
+    -- the name the player reported had at the table
+    name           TEXT NOT NULL,
+    -- 'abusive_chat', 'spam', 'cheating', 'unsportsmanlike',
+    -- 'offensive_name' or 'other'
+    reason         TEXT NOT NULL,
+    text           TEXT NOT NULL,
+    -- JSON ReportContext
+    context        TEXT NOT NULL,
+    resolved_at    BIGINT,
+    resolved_by    TEXT,
+    resolved_name  TEXT,
+    resolution     TEXT
+);
+CREATE INDEX reports_open ON reports (resolved_at, id);
+CREATE INDEX reports_account ON reports (account_id, id);
+CREATE INDEX reports_reporter ON reports (reporter_id, made_at);
+
+-- The report an operator action dealt with.
+ALTER TABLE audit_log ADD COLUMN report_id BIGINT;
