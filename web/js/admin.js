@@ -1,5 +1,7 @@
-// The operators' page (/admin, web/admin.html): find an account, read its
-// dossier (every sanction it has had, its sessions, its recent matches),
+// The operators' page (/admin, web/admin.html): the queue of players'
+// reports, each with its context, resolved with what was done; find an
+// account, read its dossier (every sanction it has had, its sessions, its
+// recent matches, its chat, the reports about it),
 // suspend, mute or ban it with a reason, lift a sanction that holds, grant
 // or revoke the operator role; the operators; the audit log. A page of its
 // own rather than a screen of index.html, so that the lobby's first load
@@ -8,6 +10,7 @@
 
 import { call, getMe } from './api.js';
 import { announce, h, replace } from './dom.js';
+import { REPORT_REASONS } from './report.js';
 import { session } from './session.js';
 
 // The operators' API, here rather than in api.js: the lobby loads api.js.
@@ -18,6 +21,8 @@ const liftSanction = (id, reason) => call('POST', `/admin/sanctions/${encodeURIC
 const removeChat = (table, id, reason) => call('POST', `/admin/tables/${encodeURIComponent(table)}/chat/${id}/remove`, { reason });
 const setOperator = (id, operator, reason) => call('PUT', `/admin/accounts/${encodeURIComponent(id)}/operator`, { operator, reason });
 const listOperators = () => call('GET', '/admin/operators');
+const openReports = () => call('GET', '/admin/reports?state=open&limit=100');
+const resolveReport = (id, reason) => call('POST', `/admin/reports/${id}/resolve`, { reason });
 
 /** Audit entries a page: fewer than this, and there are no older ones. */
 const AUDIT_PAGE = 20;
@@ -58,6 +63,7 @@ function auditWords(e) {
     mute: `muted ${whom} in chat${until}`,
     lift: `lifted a sanction on ${whom}`,
     remove_chat: `removed a chat message of ${e.account?.name || 'a player'}`,
+    resolve_report: `resolved a report about ${e.account?.name || 'a player'}`,
   }[e.action] || `${e.action} ${whom}`;
   return `${who} ${did}: ${e.reason}`;
 }
@@ -163,6 +169,7 @@ function mountAdmin(me) {
           : h('p', { class: 'muted' }, 'None yet.'),
         sanctionForm(a), roleForm(a),
         h('h3', { id: 'admin-chat-h' }, 'Recent chat'), chatList(d.chat || []),
+        h('h3', { id: 'admin-about-h' }, 'Reports about this account'), reportsAbout(d.reports || []),
         h('h3', { id: 'admin-matches-h' }, 'Recent matches'), matchesList(d.matches));
     }
     if (focus) head.focus();
@@ -233,6 +240,23 @@ function mountAdmin(me) {
               toggle: ['Remove', ' this message'],
               send: (why) => removeChat(c.table, c.id, why), said: 'The message is removed for everyone at the table.',
             })));
+    }));
+  }
+
+  /** The reports about the account, the newest first: why, by whom, and whether and how each was resolved (the queue resolves them). */
+  function reportsAbout(list) {
+    if (!list.length) return h('p', { class: 'muted' }, 'None.');
+    return h('ul', { class: 'session-list', id: 'admin-about', 'aria-labelledby': 'admin-about-h' }, list.map((r) => {
+      const words = h('span', {});
+      words.textContent = r.text ? `“${r.text}”` : '';
+      return h('li', { class: 'session-item', dataset: { report: String(r.id) } },
+        h('div', { class: 'session-text' },
+          h('span', { class: 'session-client' }, REPORT_REASONS[r.reason] || r.reason),
+          r.text ? words : null,
+          h('span', { class: 'muted small' }, `By ${r.reporter.name}, `, timeTag(r.made_at)),
+          h('span', { class: 'small' }, r.resolved
+            ? ['Resolved ', timeTag(r.resolved.at), ` by ${r.resolved.by.name}: ${r.resolved.reason}`]
+            : h('strong', { class: 'admin-holds' }, 'Open'))));
     }));
   }
 
@@ -309,7 +333,7 @@ function mountAdmin(me) {
       return;
     }
     announce(said);
-    await Promise.all([showDossier(open, true), search(), loadOperators(), loadAudit(true)]);
+    await Promise.all([open ? showDossier(open, true) : null, search(), loadOperators(), loadAudit(true), loadReports()]);
   }
 
   function matchesList(matches) {
@@ -321,6 +345,55 @@ function mountAdmin(me) {
         h('span', { class: 'muted small' }, timeTag(m.created_at))),
       // The replay shows the finished hands (app.js's #/replay/<table>).
       m.hands_played ? h('a', { class: 'btn btn-plain btn-small', href: `/#/replay/${m.table}` }, 'Replay', h('span', { class: 'sr-only' }, ` ${m.name}`)) : null)));
+  }
+
+  // The queue of players' reports, the newest first, each with its context.
+  const reports = h('ol', { class: 'session-list', id: 'admin-reports', 'aria-labelledby': 'admin-reports-h' });
+  const reportsEmpty = h('p', { class: 'muted', id: 'admin-reports-empty', hidden: true }, 'No report waits.');
+  const reportsError = h('p', { class: 'field-error', role: 'alert' });
+  async function loadReports() {
+    try {
+      const queue = await openReports();
+      replace(reports, queue.map(reportRow));
+      reportsEmpty.hidden = queue.length > 0;
+      reportsError.textContent = '';
+    } catch (err) {
+      reportsError.textContent = `Could not read the reports (${err.message}).`;
+    }
+  }
+
+  /** A report: why, about whom, by whom, the reporter's words, what was said around it, the table then; Resolve (asking what was done). */
+  function reportRow(r) {
+    const said = (line) => {
+      const text = h('span', { class: 'admin-chat-text' });
+      text.textContent = line.removed_at ? 'removed by a moderator' : line.text;
+      const item = h('li', { class: line.id === r.message ? 'admin-reported' : '' }, `${line.name}: `, text);
+      if (line.id === r.message) item.append(h('span', { class: 'sr-only' }, ' (the message reported)'));
+      return item;
+    };
+    const words = h('span', {});
+    words.textContent = r.text ? `“${r.text}”` : '';
+    const t = r.context.table;
+    const openAccount = h('button', { type: 'button', class: 'btn btn-small btn-plain btn-open' }, 'Open', h('span', { class: 'sr-only' }, ` ${r.name}'s account`));
+    openAccount.addEventListener('click', () => showDossier(r.account, true));
+    return h('li', { class: 'session-item admin-report', dataset: { report: String(r.id), reason: r.reason } },
+      h('div', { class: 'session-text' },
+        h('span', { class: 'session-client' }, `${REPORT_REASONS[r.reason] || r.reason}: ${r.name}${r.message != null ? '\'s message' : ''}`),
+        h('span', { class: 'muted small' }, `Reported by ${r.reporter.name}, `, timeTag(r.made_at), ' · ',
+          h('a', { href: `/#/replay/${r.table}` }, 'the table', h('span', { class: 'sr-only' }, ` of report ${r.id}`))),
+        r.text ? words : null,
+        r.context.chat.length
+          ? h('details', { class: 'admin-context' }, h('summary', {}, `What was said (${r.context.chat.length})`),
+            h('ul', { class: 'admin-said' }, r.context.chat.map(said)))
+          : h('span', { class: 'muted small' }, 'Nothing was said at the table.'),
+        t ? h('span', { class: 'muted small' }, `Then: hand ${t.hand_number}, ${t.scores.join(' – ')}, `,
+          t.seats.map((s) => s.name || 'empty').join(', ')) : null,
+        h('div', { class: 'admin-actions' }, r.account ? openAccount : null,
+          askWhy({
+            key: 'resolve', id: String(r.id), label: 'What was done, and why', confirm: 'Resolve',
+            toggle: ['Resolve', ` the report about ${r.name}`],
+            send: (why) => resolveReport(r.id, why), said: 'The report is resolved.',
+          }))));
   }
 
   // The operators.
@@ -359,6 +432,10 @@ function mountAdmin(me) {
   more.addEventListener('click', () => loadAudit(false));
 
   replace(main, h('div', { class: 'admin' },
+    h('section', { class: 'panel', 'aria-labelledby': 'admin-reports-h' },
+      h('h2', { id: 'admin-reports-h' }, 'Reports'),
+      h('p', { class: 'muted small' }, 'What players reported, the newest first, with what was said around it. Act on the account, then resolve the report saying what was done.'),
+      reports, reportsEmpty, reportsError),
     h('section', { class: 'panel', 'aria-labelledby': 'admin-find-h' },
       h('h2', { id: 'admin-find-h' }, 'Find an account'),
       h('p', { class: 'muted small' }, `Signed in as ${me.account.name}, an operator. A part of a name, a name that looks like it, or an account's id.`),
@@ -370,6 +447,7 @@ function mountAdmin(me) {
       h('h2', { id: 'admin-audit-h' }, 'Audit log'),
       h('p', { class: 'muted small' }, 'Every action, the newest first: who, when, to whom and why. Nobody can change it.'),
       audit, auditError, more)));
+  loadReports();
   loadOperators();
   loadAudit(true);
   // /admin#<account id> opens that account's dossier (a link between operators).

@@ -1,6 +1,7 @@
 // The table's chat: quick phrases, short free text, and a mute switch per
-// seat that only this browser knows. Every message is shown as text
-// (textContent), never as markup.
+// seat that only this browser knows; a message or a player can be
+// reported to the operators (report.js, loaded when first used). Every
+// message is shown as text (textContent), never as markup.
 
 import { h, replace, setText } from './dom.js';
 import { SEATS, SEAT_NAME } from './rules.js';
@@ -34,6 +35,8 @@ export function chatPanel({ tableId, send, onUnread }) {
   const empty = h('p', { class: 'muted small chat-empty' }, 'No message yet.');
   const error = h('p', { class: 'field-error', id: 'chat-error', role: 'alert' });
   const note = h('p', { class: 'muted small', id: 'chat-note', hidden: true });
+  // What became of a report.
+  const reported = h('p', { class: 'muted small', id: 'chat-reported', role: 'status' });
   const input = h('input', { type: 'text', id: 'chat-input', autocomplete: 'off', placeholder: 'Say something…', 'aria-describedby': 'chat-count' });
   const counter = h('span', { class: 'chat-counter muted small', id: 'chat-count', 'aria-live': 'polite' }, `0/${MAX_CHARS}`);
   const hiddenNote = h('p', { class: 'muted small', id: 'chat-hidden', hidden: true });
@@ -43,11 +46,27 @@ export function chatPanel({ tableId, send, onUnread }) {
   const form = h('form', { class: 'chat-form', id: 'chat-form' },
     h('label', { for: 'chat-input', class: 'sr-only' }, 'Message'), input, sendBtn, counter);
   const mutes = h('fieldset', { class: 'chat-mutes' }, h('legend', {}, 'Mute a seat (only for you)'));
+
+  /**
+   * Asks why and reports `what` (`{message}` or `{seat}`), then says how it
+   * went. The code of reporting is fetched when first used.
+   */
+  async function reportIt(what, about, button) {
+    let said;
+    try {
+      const { report } = await import('./report.js');
+      said = await report({ table: tableId, ...what }, about);
+    } catch (err) {
+      said = `The report was not sent: ${err.message}.`;
+    }
+    if (said) setText(reported, said);
+    if (button.isConnected) button.focus();
+  }
   const panel = h('section', { class: 'chat-panel', id: 'chat-panel', 'aria-labelledby': 'chat-h', hidden: true },
     h('div', { class: 'chat-head' },
       h('h2', { id: 'chat-h' }, 'Table chat'),
       h('button', { type: 'button', class: 'btn-icon', 'aria-label': 'Close the chat', onclick: () => toggle(false) }, '×')),
-    logBox, empty, hiddenNote, note, phrases, form, error, mutes);
+    logBox, empty, hiddenNote, note, phrases, form, error, mutes, reported);
 
   form.addEventListener('submit', (e) => {
     e.preventDefault();
@@ -159,7 +178,13 @@ export function chatPanel({ tableId, send, onUnread }) {
         if (!panel.hidden) markRead();
       });
       const name = view?.seats[SEATS.indexOf(seat)]?.name;
-      return h('div', { class: 'field-check chat-mute' }, box, h('label', { for: id }, name ? `${name} (${SEAT_NAME[seat]})` : SEAT_NAME[seat]));
+      const who = name ? `${name} (${SEAT_NAME[seat]})` : SEAT_NAME[seat];
+      // A person sits there: they may be reported.
+      const flag = name
+        ? h('button', { type: 'button', class: 'btn btn-plain btn-small chat-report-seat', dataset: { seat } }, 'Report', h('span', { class: 'sr-only' }, ` ${who}`))
+        : null;
+      flag?.addEventListener('click', () => reportIt({ seat }, `Report ${who}.`, flag));
+      return h('div', { class: 'field-check chat-mute' }, box, h('label', { for: id }, who), flag);
     });
     replace(mutes, h('legend', {}, 'Mute a seat (only for you)'), items);
   }
@@ -181,13 +206,19 @@ export function chatPanel({ tableId, send, onUnread }) {
       // Text, never markup.
       li.querySelector('.chat-who').textContent = `${msg.name}${msg.from ? ` (${SEAT_NAME[msg.from]})` : ''}:`;
       li.querySelector('.chat-text').textContent = msg.text;
+      // Another's message may be reported (by its number at the table).
+      const mine = !!(msg.from && view?.you && msg.from === view.you);
+      if (msg.id != null && !mine) {
+        const flag = h('button', { type: 'button', class: 'btn-icon chat-report', title: 'Report this message', 'aria-label': `Report this message of ${msg.name}` }, '⚑');
+        flag.addEventListener('click', () => reportIt({ message: msg.id }, `Report ${msg.name}'s message: “${msg.text}”`, flag));
+        li.append(' ', flag);
+      }
       li.hidden = muted.has(seat);
       log.append(li);
       while (log.children.length > KEEP) log.firstElementChild.remove();
       empty.hidden = true;
       renderHidden();
       // Unread: news from someone else, newer than what this browser read.
-      const mine = !!(msg.from && view?.you && msg.from === view.you);
       const old = msg.id != null && msg.id <= readUpTo;
       if (!li.hidden) {
         if (!panel.hidden) {
@@ -206,6 +237,7 @@ export function chatPanel({ tableId, send, onUnread }) {
       const text = li.querySelector('.chat-text');
       text.textContent = 'message removed by a moderator';
       text.classList.add('muted');
+      li.querySelector('.chat-report')?.remove();
     },
     /** Follows the table's view: who may write, the names of the seats. */
     update(v) {

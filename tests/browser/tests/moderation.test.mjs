@@ -8,7 +8,10 @@
 // said next to its form; the page passes axe-core on a desktop and a
 // phone; a signed-out visitor and a player are told they are not operators.
 // An operator reads what a player said and removes a message, which the
-// player's table shows as removed at once and never sends again.
+// player's table shows as removed at once and never sends again. A
+// spectator reports a message and a player from the table; the operator
+// reads each report with what was said around it in the queue, resolves
+// one, and finds both in the player's dossier.
 
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
@@ -229,6 +232,86 @@ export function moderationTests(suite) {
       await waitText(player.page, '#chat-log', 'Back again');
       assert.match(await player.page.innerText('#chat-log'), /Hello table/);
       assert.ok(!(await player.page.innerText('#chat-log')).includes(rude), 'the removed message is not sent again');
+      for (const p of pages) p.assertClean();
+    } finally {
+      for (const p of pages) await p.close();
+      await stack.stop();
+    }
+  });
+
+  it('moderation: a spectator reports a message and a player from the table, and an operator reads the context and resolves it', async () => {
+    const { browser } = suite;
+    const stack = await startDurableStack();
+    const pages = [];
+    try {
+      const player = await seatedGuest(browser, stack.url, 'Rowdy');
+      const op = await seatedGuest(browser, stack.url, 'Olive');
+      const bea = await openPage(browser, stack.url);
+      pages.push(player, op, bea);
+      const id = new URL(player.page.url()).hash.split('/')[2];
+      const seat = await player.page.getAttribute('.table-screen .seat.me', 'data-seat');
+      const rude = 'You all play like fish (report test)';
+      await player.page.click('#btn-chat');
+      for (const text of ['Hello table', rude]) {
+        await player.page.fill('#chat-input', text);
+        await player.page.click('#chat-send');
+        await waitText(player.page, '#chat-log', text);
+      }
+      assert.match(await admin(stack.server.dataDir, 'grant', 'olive'), /is an operator now/);
+      // Both messages are kept (written off the table's task) before they
+      // are reported.
+      await op.page.waitForFunction(async (id) => {
+        const kept = await (await fetch(`/api/v1/admin/tables/${id}/chat`)).json();
+        return kept.length === 2;
+      }, id, { polling: 100 });
+
+      // Bea watches Rowdy's table and reports the message: why, in a dialog.
+      await bea.page.goto(`/#/table/${id}`);
+      await bea.page.waitForSelector('.table-screen[data-role="spectator"]');
+      await bea.page.click('#btn-chat');
+      await waitText(bea.page, '#chat-log', rude);
+      assert.equal(await player.page.locator('#chat-log .chat-report').count(), 0, 'no Report on one\'s own messages');
+      await bea.page.click(`#chat-log li:has-text("${rude}") .chat-report`);
+      await bea.page.waitForSelector('#report-dialog');
+      assert.match(await bea.page.innerText('#report-about'), new RegExp(`Rowdy's message: “${literal(rude)}”`));
+      await assertAccessible(assert, bea.page, 'the report dialog', '#report-dialog');
+      await bea.page.selectOption('#report-reason', 'abusive_chat');
+      await bea.page.fill('#report-text', 'Insults the whole table');
+      await bea.page.click('#report-dialog [data-action="send"]');
+      await waitText(bea.page, '#chat-reported', 'Report sent: an operator will look at it.');
+      // And Rowdy as a player, from the seats of the chat panel.
+      await bea.page.$eval('#chat-reported', (e) => { e.textContent = ''; });
+      await bea.page.click(`.chat-report-seat[data-seat="${seat}"]`);
+      await bea.page.selectOption('#report-reason', 'unsportsmanlike');
+      await bea.page.click('#report-dialog [data-action="send"]');
+      await waitText(bea.page, '#chat-reported', 'Report sent');
+      const reporter = (await bea.page.evaluate(async () => (await fetch('/api/v1/me')).json())).account.name;
+
+      // The queue: the newest first, each with what was said around it.
+      const { page } = op;
+      await page.goto('/admin');
+      await page.waitForFunction(() => document.querySelectorAll('#admin-reports > li').length === 2);
+      const heads = await page.$$eval('#admin-reports > li .session-client', (ts) => ts.map((t) => t.textContent));
+      assert.deepEqual(heads, ['Unsportsmanlike play (stalling, leaving, throwing): Rowdy', 'Abusive chat: Rowdy\'s message']);
+      const row = '#admin-reports li[data-reason="abusive_chat"]';
+      assert.match(await page.innerText(row), new RegExp(`Reported by ${literal(reporter)}`));
+      assert.match(await page.innerText(row), /“Insults the whole table”/);
+      await page.click(`${row} summary`);
+      assert.equal(await page.innerText(`${row} .admin-reported .admin-chat-text`), rude);
+      assert.deepEqual(await page.$$eval(`${row} .admin-said li`, (ls) => ls.map((l) => l.firstChild.textContent)), ['Rowdy: ', 'Rowdy: ']);
+      await assertAccessible(assert, page, 'the reports queue');
+
+      // Resolved, saying what was done: it leaves the queue, the audit log
+      // and Rowdy's dossier say so.
+      await page.click(`${row} .btn-resolve`);
+      await page.fill(`${row} input`, 'Muted a day (browser test)');
+      await page.click(`${row} .btn-resolve-confirm`);
+      await page.waitForFunction(() => document.querySelectorAll('#admin-reports > li').length === 1);
+      await waitText(page, '#admin-audit', 'Olive resolved a report about Rowdy: Muted a day (browser test)');
+      await page.click('#admin-reports li .btn-open');
+      await page.waitForFunction(() => document.querySelectorAll('#admin-about > li').length === 2);
+      assert.match(await page.innerText('#admin-about'), /Resolved .* by Olive: Muted a day \(browser test\)/);
+      assert.match(await page.innerText('#admin-about'), /Open/);
       for (const p of pages) p.assertClean();
     } finally {
       for (const p of pages) await p.close();
