@@ -30,6 +30,10 @@ CREATE TABLE reports (
 CREATE INDEX reports_open ON reports (resolved_at, id);
 CREATE INDEX reports_account ON reports (account_id, id);
 CREATE INDEX reports_reporter ON reports (reporter_id, made_at);
+-- One open report a target and reporter: the same message, or the same
+-- player in the same seat (another player there later is another target).
+CREATE UNIQUE INDEX reports_one_open ON reports (reporter_id, table_id, COALESCE(message_id, -1),
+    COALESCE(seat, -1), COALESCE(account_id, ''), name) WHERE resolved_at IS NULL;
 
 -- The report an operator action dealt with.
 ALTER TABLE audit_log ADD COLUMN report_id INTEGER;

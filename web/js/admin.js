@@ -23,6 +23,7 @@ const setOperator = (id, operator, reason) => call('PUT', `/admin/accounts/${enc
 const listOperators = () => call('GET', '/admin/operators');
 const openReports = () => call('GET', '/admin/reports?state=open&limit=100');
 const resolveReport = (id, reason) => call('POST', `/admin/reports/${id}/resolve`, { reason });
+const closeTable = (table, reason) => call('POST', `/admin/tables/${encodeURIComponent(table)}/close`, { reason });
 
 /** Audit entries a page: fewer than this, and there are no older ones. */
 const AUDIT_PAGE = 20;
@@ -64,6 +65,7 @@ function auditWords(e) {
     lift: `lifted a sanction on ${whom}`,
     remove_chat: `removed a chat message of ${e.account?.name || 'a player'}`,
     resolve_report: `resolved a report about ${e.account?.name || 'a player'}`,
+    close_table: 'closed a table',
   }[e.action] || `${e.action} ${whom}`;
   return `${who} ${did}: ${e.reason}`;
 }
@@ -243,6 +245,18 @@ function mountAdmin(me) {
     }));
   }
 
+  /**
+   * Close a table (asking why): its players and spectators are told the
+   * reason and it ends. `key` tells this form from others of the table.
+   */
+  function closeForm(table, key, spoken) {
+    return askWhy({
+      key: 'close', id: key, label: 'Why close it (the players read this)', confirm: 'Close the table',
+      toggle: ['Close the table', ` ${spoken}`],
+      send: (why) => closeTable(table, why), said: 'The table is closed: everybody at it was told why.',
+    });
+  }
+
   /** The reports about the account, the newest first: why, by whom, and whether and how each was resolved (the queue resolves them). */
   function reportsAbout(list) {
     if (!list.length) return h('p', { class: 'muted' }, 'None.');
@@ -344,7 +358,8 @@ function mountAdmin(me) {
         h('span', { class: 'muted small' }, `${m.scores.join(' – ')} · ${m.hands_played} hand${m.hands_played === 1 ? '' : 's'}${m.finished ? '' : ' · not over'}`),
         h('span', { class: 'muted small' }, timeTag(m.created_at))),
       // The replay shows the finished hands (app.js's #/replay/<table>).
-      m.hands_played ? h('a', { class: 'btn btn-plain btn-small', href: `/#/replay/${m.table}` }, 'Replay', h('span', { class: 'sr-only' }, ` ${m.name}`)) : null)));
+      m.hands_played ? h('a', { class: 'btn btn-plain btn-small', href: `/#/replay/${m.table}` }, 'Replay', h('span', { class: 'sr-only' }, ` ${m.name}`)) : null,
+      m.finished || m.abandoned ? null : closeForm(m.table, `match-${m.table}`, m.name))));
   }
 
   // The queue of players' reports, the newest first, each with its context.
@@ -366,8 +381,9 @@ function mountAdmin(me) {
   function reportRow(r) {
     const said = (line) => {
       const text = h('span', { class: 'admin-chat-text' });
-      text.textContent = line.removed_at ? 'removed by a moderator' : line.text;
-      const item = h('li', { class: line.id === r.message ? 'admin-reported' : '' }, `${line.name}: `, text);
+      text.textContent = line.text;
+      const item = h('li', { class: line.id === r.message ? 'admin-reported' : '' }, `${line.name}: `, text,
+        line.removed_at ? h('span', { class: 'muted small' }, ' (removed)') : null);
       if (line.id === r.message) item.append(h('span', { class: 'sr-only' }, ' (the message reported)'));
       return item;
     };
@@ -389,6 +405,7 @@ function mountAdmin(me) {
         t ? h('span', { class: 'muted small' }, `Then: hand ${t.hand_number}, ${t.scores.join(' – ')}, `,
           t.seats.map((s) => s.name || 'empty').join(', ')) : null,
         h('div', { class: 'admin-actions' }, r.account ? openAccount : null,
+          t && t.phase !== 'finished' ? closeForm(r.table, `report-${r.id}`, `the table of the report about ${r.name}`) : null,
           askWhy({
             key: 'resolve', id: String(r.id), label: 'What was done, and why', confirm: 'Resolve',
             toggle: ['Resolve', ` the report about ${r.name}`],

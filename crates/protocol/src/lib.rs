@@ -37,9 +37,10 @@ pub use accounts::{
 };
 pub use change::{ApplyError, Change, ClockChange, Deal};
 pub use moderation::{
-    AccountDossier, AccountRef, AuditAction, AuditEntry, ChatLine, LiftSanction, Lifted, ModeratedAccount,
-    NewReport, NewSanction, OperatorChange, RemoveChat, Report, ReportContext, ReportReason, ReportReceipt,
-    Resolution, ResolveReport, Restriction, SANCTION_SECONDS_MAX, Sanction, SanctionKind,
+    AccountDossier, AccountRef, AuditAction, AuditEntry, ChatLine, CloseTable, LiftSanction, Lifted,
+    ModeratedAccount, NewReport, NewSanction, OperatorChange, RemoveChat, Report, ReportContext,
+    ReportReason, ReportReceipt, Resolution, ResolveReport, Restriction, SANCTION_SECONDS_MAX, Sanction,
+    SanctionKind,
 };
 pub use read::{Field, Refusal};
 pub use spades_engine;

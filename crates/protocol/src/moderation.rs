@@ -234,11 +234,13 @@ pub enum AuditAction {
     RemoveChat,
     /// A player's report was dealt with.
     ResolveReport,
+    /// A table was closed.
+    CloseTable,
 }
 
 impl AuditAction {
     /// Every action.
-    pub const ALL: [AuditAction; 8] = [
+    pub const ALL: [AuditAction; 9] = [
         AuditAction::GrantOperator,
         AuditAction::RevokeOperator,
         AuditAction::Suspend,
@@ -247,6 +249,7 @@ impl AuditAction {
         AuditAction::Lift,
         AuditAction::RemoveChat,
         AuditAction::ResolveReport,
+        AuditAction::CloseTable,
     ];
 
     /// The action as stored and on the wire.
@@ -260,6 +263,7 @@ impl AuditAction {
             AuditAction::Lift => "lift",
             AuditAction::RemoveChat => "remove_chat",
             AuditAction::ResolveReport => "resolve_report",
+            AuditAction::CloseTable => "close_table",
         }
     }
 
@@ -303,7 +307,7 @@ pub struct AuditEntry {
     /// Until when the sanction made holds (Unix ms).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub until: Option<u64>,
-    /// The table of the message removed.
+    /// The table closed, or of the message removed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub table: Option<Uuid>,
     /// The message removed (its `id` at the table).
@@ -470,6 +474,16 @@ pub struct Report {
     /// How an operator dealt with it; absent: still open.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub resolved: Option<Resolution>,
+}
+
+/// `POST /api/v1/admin/tables/{table}/close`: why a table is closed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CloseTable {
+    /// Why (1 to 500 characters, as for a sanction); the table's players
+    /// and spectators are shown it.
+    #[schema(min_length = 1, max_length = 500)]
+    pub reason: String,
 }
 
 /// What a player is told of the report they made.

@@ -9,8 +9,8 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post, put};
 use axum::{Json, Router};
 use spades_protocol::{
-    AccountDossier, ApiError, AuditEntry, ChatLine, ErrorCode, LiftSanction, ModeratedAccount, NewSanction,
-    OperatorChange, RemoveChat, Report, ResolveReport, Sanction,
+    AccountDossier, ApiError, AuditEntry, ChatLine, CloseTable, ErrorCode, LiftSanction, ModeratedAccount,
+    NewSanction, OperatorChange, RemoveChat, Report, ResolveReport, Sanction,
 };
 use uuid::Uuid;
 
@@ -18,6 +18,7 @@ use crate::boundary::{JsonBody, MAX_BODY_BYTES, Operator, RawQuery, bad_query, l
 use crate::error::AppError;
 use crate::state::AppState;
 use crate::storage::MatchPage;
+use crate::table::OperatorOrder;
 
 /// The most audit entries one page holds.
 const AUDIT_PAGE_MAX: usize = 200;
@@ -49,6 +50,7 @@ pub fn routes() -> Router<AppState> {
         .route("/admin/audit", get(audit))
         .route("/admin/tables/{table}/chat", get(table_chat))
         .route("/admin/tables/{table}/chat/{message}/remove", post(remove_chat))
+        .route("/admin/tables/{table}/close", post(close_table))
         .route("/admin/reports", get(reports))
         .route("/admin/reports/{report}/resolve", post(resolve_report))
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
@@ -355,7 +357,7 @@ pub async fn remove_chat(
     let missing = || AppError::new(ErrorCode::NotFound, "no message with this number is kept at this table");
     let id = key_of(&message).ok_or_else(missing)?;
     let line = state.moderation.remove_chat(&by, table, id, &req.reason).await?;
-    state.tables.remove_chat(table, id).await;
+    state.tables.order(table, OperatorOrder::RemoveChat { id }).await;
     Ok(no_store(Json(line).into_response()))
 }
 
@@ -433,4 +435,41 @@ pub async fn resolve_report(
     let id =
         key_of(&report).ok_or_else(|| AppError::new(ErrorCode::NotFound, "no report has this number"))?;
     Ok(no_store(Json(state.reports.resolve(&by, id, &req.reason).await?).into_response()))
+}
+
+/// Closes a table, with a reason its players and spectators are shown:
+/// wherever it runs, every connection gets a `table_closed` error saying
+/// why, then close code 4003; a match under way ends there (its record
+/// says abandoned) and the table is not restored.
+#[utoipa::path(
+    post,
+    path = "/api/v1/admin/tables/{table}/close",
+    tag = "moderation",
+    security(("session_cookie" = []), ("bearer" = [])),
+    params(("table" = String, Path, description = "The table's id")),
+    request_body(content = CloseTable, description = "Why"),
+    responses(
+        (status = 200, description = "Closed: the audit log's entry", body = AuditEntry),
+        (status = 400, description = "A reason that is blank, too long or holds control characters (`invalid_options`)", body = ApiError),
+        (status = 401, description = "No session, or one that expired or was signed out (`unauthorized`)", body = ApiError),
+        (status = 403, description = "Not an operator (`not_operator`), an operator who is suspended or banned (`suspended`, `banned`), or a request another site's page made (`bad_message`)", body = ApiError),
+        (status = 404, description = "No table of this id runs (`table_not_found`)", body = ApiError),
+        (status = 413, description = "A body over 16 KiB (`bad_message`)", body = ApiError),
+        (status = 415, description = "A body that is not `Content-Type: application/json` (`bad_message`)", body = ApiError),
+    )
+)]
+pub async fn close_table(
+    State(state): State<AppState>,
+    Path(table): Path<String>,
+    Operator(by): Operator,
+    JsonBody(req, ()): JsonBody<CloseTable>,
+) -> Result<Response, AppError> {
+    let table =
+        Uuid::parse_str(&table).map_err(|_| AppError::new(ErrorCode::TableNotFound, "no such table"))?;
+    // It runs somewhere (else 404; 503 while it moves between nodes).
+    state.tables.status(table).await?;
+    let entry = state.moderation.close_table(&by, table, &req.reason).await?;
+    // A table that ended meanwhile has nothing left to close.
+    state.tables.order(table, OperatorOrder::Close { reason: entry.reason.clone() }).await;
+    Ok(no_store(Json(entry).into_response()))
 }

@@ -31,8 +31,9 @@ use axum::http::request::Parts;
 use axum::http::{HeaderMap, StatusCode, header};
 use serde::de::DeserializeOwned;
 use spades_protocol::{
-    AddPasskey, CreateTable, ErrorCode, GuestSignIn, LiftSanction, NewReport, NewSanction, NewSession,
-    OperatorChange, PasskeySignIn, PasswordSignIn, RemoveChat, RenameAccount, ResolveReport, SetPassword,
+    AddPasskey, CloseTable, CreateTable, ErrorCode, GuestSignIn, LiftSanction, NewReport, NewSanction,
+    NewSession, OperatorChange, PasskeySignIn, PasswordSignIn, RemoveChat, RenameAccount, ResolveReport,
+    SetPassword,
 };
 
 use crate::accounts::SignedIn;
@@ -275,6 +276,12 @@ impl JsonRequest for RemoveChat {
     const NOUN: &'static str = "removal";
     const A_NOUN: &'static str = "a removal";
     const EXAMPLE: &'static str = "{\"reason\": \"insults another player\"}";
+}
+
+impl JsonRequest for CloseTable {
+    const NOUN: &'static str = "closing";
+    const A_NOUN: &'static str = "a closing";
+    const EXAMPLE: &'static str = "{\"reason\": \"the players abuse each other\"}";
 }
 
 impl JsonRequest for ResolveReport {

@@ -10,7 +10,7 @@ use uuid::Uuid;
 use crate::cluster::Cluster;
 use crate::error::AppError;
 use crate::hosting::Hosting;
-use crate::table::{TableCommand, TableHandle};
+use crate::table::{OperatorOrder, TableCommand, TableHandle};
 
 /// Every table of the server, wherever it runs.
 #[derive(Debug, Clone)]
@@ -68,18 +68,18 @@ impl Directory {
         }
     }
 
-    /// An operator removed chat message `id` of `table` (in the store):
-    /// the table, wherever it runs, drops it and tells its connections.
-    /// True when a running table took it.
-    pub async fn remove_chat(&self, table: Uuid, id: u64) -> bool {
+    /// An operator's order to `table` (a chat message removed in the
+    /// store, the table closed): the table, wherever it runs, carries it
+    /// out. True when a running table took it.
+    pub async fn order(&self, table: Uuid, order: OperatorOrder) -> bool {
         if let Some(h) = self.hosting.get(&table)
             && h.runs()
             && self.still_here(table).await
         {
-            return h.send(TableCommand::RemoveChat { id }).await.is_ok();
+            return h.send(TableCommand::Order(order)).await.is_ok();
         }
         match &self.cluster {
-            Some(cluster) => cluster.remove_chat(table, id).await,
+            Some(cluster) => cluster.order(table, order).await,
             None => false,
         }
     }

@@ -480,6 +480,25 @@ impl Moderation {
         }
     }
 
+    /// Writes the audit entry of closing `table`, running somewhere; the
+    /// caller then tells the table. Returns the entry.
+    ///
+    /// # Errors
+    /// `invalid_options` (a bad reason), storage.
+    pub async fn close_table(
+        &self,
+        by: &SignedIn,
+        table: Uuid,
+        reason: &str,
+    ) -> Result<AuditEntry, AppError> {
+        let reason = reason_of(reason)?;
+        let actor =
+            Actor { operator: Some((by.account.id, &by.account.name)), now_ms: now_ms(), reason: &reason };
+        let row = self.store.close_table(table, actor).await.map_err(|e| storage(&e))?;
+        info!(operator = %by.account.id, %table, "table closed");
+        Ok(audit_entry(row))
+    }
+
     /// What `account` said most recently, the newest first.
     ///
     /// # Errors
@@ -572,8 +591,8 @@ fn audit_entry(row: AuditRow) -> AuditEntry {
         sanction: row.sanction,
         reason: row.reason,
         until: row.until_ms,
-        table: row.message.map(|(table, _)| table),
-        message: row.message.map(|(_, id)| id),
+        table: row.table,
+        message: row.message,
         report: row.report,
     }
 }

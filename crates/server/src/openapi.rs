@@ -64,6 +64,7 @@ use crate::{admin, people, rest};
         admin::audit,
         admin::table_chat,
         admin::remove_chat,
+        admin::close_table,
         admin::reports,
         admin::resolve_report,
     ),
@@ -183,7 +184,7 @@ fn describe_limits(doc: &mut Value) {
         }
     }
     // An operator's reason, wherever one is asked: one rule.
-    for schema in ["LiftSanction", "OperatorChange", "RemoveChat", "ResolveReport"] {
+    for schema in ["LiftSanction", "OperatorChange", "RemoveChat", "ResolveReport", "CloseTable"] {
         if let Some(reason) = doc.pointer_mut(&format!("/components/schemas/{schema}/properties/reason")) {
             reason["pattern"] = json!(REASON_PATTERN);
         }

@@ -115,11 +115,13 @@ impl Reports {
         self.moderation.may_play(who.account.id).await?;
         let (seat, account, name, chat) = match target {
             Target::Message(id) => {
-                let around = self
+                let mut around = self
                     .chat
                     .at_table(table, Some(id.saturating_add(AROUND + 1)), 2 * AROUND as usize + 1)
                     .await
                     .map_err(|e| storage(&e))?;
+                // At most AROUND before it, however few came after.
+                around.retain(|m| m.id.saturating_add(AROUND) >= id);
                 let Some(said) = around.iter().find(|m| m.id == id) else {
                     return Err(AppError::new(
                         ErrorCode::NotFound,

@@ -1450,3 +1450,69 @@ async fn two_removals_at_once_never_leave_an_account_without_a_way_in() {
         db.cleanup().await;
     }
 }
+
+/// Reports filed at once, on SQLite's file (a pool of connections, the
+/// journal's writer among them) and PostgreSQL: one open report a target
+/// and reporter, never more than the limit, and no refusal for a database
+/// another connection writes to.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reports_filed_at_once_are_one_a_target_and_within_the_limit() {
+    use spades_protocol::{ReportContext, ReportReason};
+    use spades_server::storage::{Filed, ReportRow};
+    for db in TestDb::all().await {
+        let journal = db.open().await;
+        let reports = journal.accounts().reports();
+        let (reporter, table) = (Uuid::new_v4(), Uuid::new_v4());
+        let row = |message: Option<u64>, name: &str| ReportRow {
+            id: 0,
+            made_at_ms: 1_000,
+            reporter: (reporter, "Bea".into()),
+            table,
+            message,
+            seat: Some(Seat::East),
+            account: None,
+            name: name.into(),
+            reason: ReportReason::Spam,
+            text: String::new(),
+            context: ReportContext { chat: Vec::new(), table: None },
+            resolved: None,
+        };
+        let file_all = |rows: Vec<ReportRow>, max: u64| {
+            let reports = reports.clone();
+            async move {
+                let mut set = tokio::task::JoinSet::new();
+                for r in rows {
+                    let reports = reports.clone();
+                    set.spawn(async move { reports.file(&r, 0, max).await.unwrap() });
+                }
+                let mut filed = Vec::new();
+                while let Some(f) = set.join_next().await {
+                    filed.push(f.unwrap());
+                }
+                filed
+            }
+        };
+        // The table's moves are written meanwhile (another writer).
+        let rec = table_record(table, 10);
+        journal.create_table(&rec).await.unwrap();
+        let moves = play(&journal, table, rec.options.rules, 7, 40);
+        let (same, _) = tokio::join!(file_all(vec![row(Some(1), "Rude"); 8], 100), moves);
+        let new: Vec<_> = same.iter().filter(|f| matches!(f, Filed::New(_))).collect();
+        assert_eq!(new.len(), 1, "{}: {same:?}", journal.kind());
+        let Filed::New(first) = new[0] else { unreachable!() };
+        assert!(
+            same.iter().all(|f| matches!(f, Filed::New(_)) || *f == Filed::Again(first.clone())),
+            "{same:?}"
+        );
+        // Six others at once, three at most: two more.
+        let others = file_all((2..8).map(|m| row(Some(m), "Rude")).collect(), 3).await;
+        let counts = (
+            others.iter().filter(|f| matches!(f, Filed::New(_))).count(),
+            others.iter().filter(|f| **f == Filed::TooMany).count(),
+        );
+        assert_eq!(counts, (2, 4), "{}: {others:?}", journal.kind());
+        assert_eq!(reports.list(true, None, 100).await.unwrap().len(), 3);
+        drop(journal);
+        db.cleanup().await;
+    }
+}

@@ -304,7 +304,7 @@ export function moderationTests(suite) {
       // Resolved, saying what was done: it leaves the queue, the audit log
       // and Rowdy's dossier say so.
       await page.click(`${row} .btn-resolve`);
-      await page.fill(`${row} input`, 'Muted a day (browser test)');
+      await page.fill(`${row} .admin-resolve input`, 'Muted a day (browser test)');
       await page.click(`${row} .btn-resolve-confirm`);
       await page.waitForFunction(() => document.querySelectorAll('#admin-reports > li').length === 1);
       await waitText(page, '#admin-audit', 'Olive resolved a report about Rowdy: Muted a day (browser test)');
@@ -312,6 +312,14 @@ export function moderationTests(suite) {
       await page.waitForFunction(() => document.querySelectorAll('#admin-about > li').length === 2);
       assert.match(await page.innerText('#admin-about'), /Resolved .* by Olive: Muted a day \(browser test\)/);
       assert.match(await page.innerText('#admin-about'), /Open/);
+
+      // Closing Rowdy's table from the report left: everybody at it reads why.
+      const left = '#admin-reports li[data-reason="unsportsmanlike"]';
+      await page.click(`${left} .btn-close`);
+      await page.fill(`${left} .admin-close input`, 'Closed after reports (browser test)');
+      await page.click(`${left} .btn-close-confirm`);
+      await waitText(page, '#admin-audit', 'Olive closed a table: Closed after reports (browser test)');
+      for (const p of [player, bea]) await waitText(p.page, 'body', 'an operator closed this table: Closed after reports (browser test)');
       for (const p of pages) p.assertClean();
     } finally {
       for (const p of pages) await p.close();

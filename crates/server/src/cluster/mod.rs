@@ -380,11 +380,11 @@ impl Cluster {
         relay::relay_for(hosting, self, table).await
     }
 
-    /// Tells the node that owns `table` that chat message `id` was
-    /// removed. True when a running table took it; false when the table
-    /// runs nowhere (or did not answer: the store holds the removal, and
-    /// a connection that attaches later is sent only what the table keeps).
-    pub async fn remove_chat(&self, table: Uuid, id: u64) -> bool {
+    /// Gives the node that owns `table` an operator's order. True when a
+    /// running table took it; false when the table runs nowhere or did not
+    /// answer (a removed message is in the store all the same, and a
+    /// connection that attaches later is sent only what the table keeps).
+    pub async fn order(&self, table: Uuid, order: crate::table::OperatorOrder) -> bool {
         let owners = match self.leases.owners(&[table]).await {
             Ok(owners) => owners,
             Err(e) => {
@@ -394,7 +394,7 @@ impl Cluster {
         };
         let Some((_, owner)) = owners.into_iter().next() else { return false };
         let Some(node) = owner.node.filter(|_| owner.live && !owner.done) else { return false };
-        matches!(self.request(&node, &Request::RemoveChat { table, id }).await, Ok(Reply::Done))
+        matches!(self.request(&node, &Request::Order { table, order }).await, Ok(Reply::Done))
     }
 
     /// The public status of a table this node does not run, from its owner.

@@ -133,9 +133,9 @@ async fn handle(hosting: &Hosting, cluster: &Arc<Cluster>, request: Request) -> 
             }
             _ => Reply::NotHere,
         }),
-        Request::RemoveChat { table, id } => Some(match hosting.get(&table) {
+        Request::Order { table, order } => Some(match hosting.get(&table) {
             Some(h) if h.runs() && cluster.still_holds(table).await.unwrap_or(false) => {
-                match h.send(TableCommand::RemoveChat { id }).await {
+                match h.send(TableCommand::Order(order)).await {
                     Ok(()) => Reply::Done,
                     Err(_) => Reply::NotHere,
                 }
@@ -218,9 +218,16 @@ async fn attach(
         c.remote.remove_if(&(origin.clone(), conn), |_, r| r.local == local);
         // Unless the connection attached again (that attachment speaks for
         // it now), its relay hears why the frames stopped: a table stopped
-        // here (a lost lease, a drain) runs on elsewhere.
+        // here (a lost lease, a drain) runs on elsewhere; a table whose task
+        // ended is closed for good.
         if !replaced.load(Ordering::Relaxed) {
-            let kind = if handle.stopped() { FrameKind::Moved } else { FrameKind::Released };
+            let kind = if handle.stopped() {
+                FrameKind::Moved
+            } else if handle.is_closed() {
+                FrameKind::Closed
+            } else {
+                FrameKind::Released
+            };
             let msg = wire::frame_message(kind, conn, epoch, None);
             let _ = c.nats.publish(c.subjects.frames(&origin), msg.into()).await;
         }

@@ -75,6 +75,8 @@ pub(super) enum Event {
     Owner(Owner),
     /// The owner's table let go of a connection.
     Released(ConnId),
+    /// The owner's table ended (closed for good): every connection goes.
+    Closed(ConnId),
     /// The owner's table (under this epoch) stopped to move.
     Moved {
         /// The connection whose frames ended.
@@ -152,6 +154,7 @@ pub(super) async fn relay_for(
                 held: Vec::new(),
                 noticed: HashSet::new(),
                 stop,
+                table_closed: false,
                 idle_since: Some(Instant::now()),
             };
             hosting.tracker().spawn(relay.run());
@@ -178,6 +181,9 @@ struct Relay {
     /// notice started: their answers are not waited for.
     noticed: HashSet<ConnId>,
     stop: CancellationToken,
+    /// The owner's table closed for good: the relay's handle then reads
+    /// closed, never stopped (stopped says "moved: attach again").
+    table_closed: bool,
     idle_since: Option<Instant>,
 }
 
@@ -199,12 +205,25 @@ impl Relay {
             self.idle_since =
                 if self.conns.is_empty() { self.idle_since.or(Some(Instant::now())) } else { None };
         }
-        self.stop.cancel();
+        if !self.table_closed {
+            self.stop.cancel();
+        }
         self.cluster.relays.remove_if(&self.table, |_, r| r.events.same_channel(&self.events_tx));
         for (conn, _) in self.conns.drain() {
             self.cluster.links.remove(&conn);
         }
         debug!(table_id = %self.table, "relay ended");
+    }
+
+    /// The table is over and closed: every connection goes, its link
+    /// with it (the frames reader holds its outbox too), once the handle
+    /// reads closed, so that each is told the table closed (4003).
+    fn closed(&mut self) {
+        self.table_closed = true;
+        self.rx.close();
+        for (conn, _) in self.conns.drain() {
+            self.cluster.links.remove(&conn);
+        }
     }
 
     async fn command(&mut self, cmd: TableCommand) {
@@ -279,9 +298,9 @@ impl Relay {
                     let _ = h.send(TableCommand::RematchStarted { conn, req, next }).await;
                 }
             }
-            // Sent to the table's owner (`Directory::remove_chat`), never
+            // Sent to the table's owner (`Directory::order`), never
             // through a relay.
-            TableCommand::RemoveChat { .. } => {}
+            TableCommand::Order(_) => {}
         }
     }
 
@@ -366,14 +385,21 @@ impl Relay {
             Event::Owner(owner) => {
                 if owner.done {
                     // The table is over and closed: let its connections go.
-                    self.conns.clear();
-                    self.rx.close();
+                    self.closed();
                     return;
                 }
                 if self.target_is(&owner) && !self.behind() {
                     return;
                 }
                 self.move_all().await;
+            }
+            Event::Closed(conn) => {
+                if self.conns.contains_key(&conn) {
+                    // Over and closed: its connections go, told the table
+                    // closed (this relay's handle reads closed).
+                    debug!(table_id = %self.table, "the owner's table closed");
+                    self.closed();
+                }
             }
             Event::Released(conn) => {
                 if !self.conns.contains_key(&conn) {
@@ -538,7 +564,7 @@ impl Relay {
                     noticed.insert(conn);
                 }
                 Ok(Some(event)) => {
-                    if let Event::Released(conn) = event {
+                    if let Event::Released(conn) | Event::Closed(conn) = event {
                         noticed.insert(conn);
                     }
                     later.push(event);
@@ -733,6 +759,9 @@ pub(super) async fn serve_frames(cluster: &Arc<Cluster>) -> anyhow::Result<()> {
                 }
                 FrameKind::Moved => {
                     let _ = link.events.send(Event::Moved { conn, epoch });
+                }
+                FrameKind::Closed => {
+                    let _ = link.events.send(Event::Closed(conn));
                 }
                 FrameKind::Frame => {
                     let Ok(text) = axum::extract::ws::Utf8Bytes::try_from(msg.payload.slice(at..)) else {

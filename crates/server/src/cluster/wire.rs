@@ -129,11 +129,11 @@ pub(crate) enum Request {
     Status {
         table: Uuid,
     },
-    /// An operator removed chat message `id` (already removed in the
-    /// store): the owner drops it and tells the table's connections.
-    RemoveChat {
+    /// An operator's order (a chat message already removed in the store,
+    /// the table closed): the owner hands it to the table.
+    Order {
         table: Uuid,
-        id: u64,
+        order: crate::table::OperatorOrder,
     },
     Create {
         name: String,
@@ -230,6 +230,9 @@ pub enum FrameKind {
     Released,
     /// The owner's table stopped to move to another node: attach again.
     Moved,
+    /// The owner's table ended (closed: over, deserted, idle, or by an
+    /// operator): every connection of it goes, told so (close code 4003).
+    Closed,
 }
 
 /// The header of a frames message: kind, version, connection id, epoch,
@@ -258,6 +261,7 @@ pub fn frame_message(kind: FrameKind, conn: u64, epoch: u64, frame: Option<&Fram
         FrameKind::Frame => 0,
         FrameKind::Released => 1,
         FrameKind::Moved => 2,
+        FrameKind::Closed => 3,
     });
     out.push(WIRE_VERSION);
     out.extend_from_slice(&conn.to_be_bytes());
@@ -281,6 +285,7 @@ pub fn read_frame_message(bytes: &[u8]) -> Result<(FrameHeader, usize), WireErro
         0 => FrameKind::Frame,
         1 => FrameKind::Released,
         2 => FrameKind::Moved,
+        3 => FrameKind::Closed,
         k => return Err(WireError::Unreadable(format!("frame kind {k}"))),
     };
     let number =
@@ -306,6 +311,8 @@ mod tests {
         assert_eq!(&m[at..], b"{\"type\":\"view\"}");
         let r = frame_message(FrameKind::Released, 9, 3, None);
         assert_eq!(read_frame_message(&r).unwrap().0.kind, FrameKind::Released);
+        let c = frame_message(FrameKind::Closed, 9, 3, None);
+        assert_eq!(read_frame_message(&c).unwrap().0.kind, FrameKind::Closed);
         assert_eq!(read_frame_message(&r).unwrap().0.order, Order::Other);
         assert!(matches!(read_frame_message(&m[..5]), Err(WireError::Short)));
         let mut bad = m.clone();

@@ -68,8 +68,10 @@ struct About<'a> {
     sanction: Option<Uuid>,
     /// Until when the sanction made holds.
     until_ms: Option<u64>,
-    /// The chat message removed: its table and number.
-    message: Option<(Uuid, u64)>,
+    /// The table closed, or of the message removed.
+    table: Option<Uuid>,
+    /// The chat message removed (its number at the table).
+    message: Option<u64>,
     /// The report dealt with.
     report: Option<u64>,
 }
@@ -93,8 +95,10 @@ pub struct AuditRow {
     pub reason: String,
     /// Until when the sanction made holds.
     pub until_ms: Option<u64>,
-    /// The chat message removed: its table and number.
-    pub message: Option<(Uuid, u64)>,
+    /// The table closed, or of the message removed.
+    pub table: Option<Uuid>,
+    /// The chat message removed (its number at the table).
+    pub message: Option<u64>,
     /// The report dealt with.
     pub report: Option<u64>,
 }
@@ -233,10 +237,6 @@ fn audit_of(row: AuditTuple) -> Result<AuditRow, StorageError> {
         message,
         report,
     ) = row;
-    let message = match (table, message) {
-        (Some(table), Some(n)) => Some((uuid_of("table", &table)?, unms(n))),
-        _ => None,
-    };
     Ok(AuditRow {
         id: unms(id),
         at_ms: unms(at),
@@ -248,7 +248,8 @@ fn audit_of(row: AuditTuple) -> Result<AuditRow, StorageError> {
         sanction: opt_uuid("sanction", sanction)?,
         reason,
         until_ms: until.map(unms),
-        message,
+        table: opt_uuid("table", table)?,
+        message: message.map(unms),
         report: report.map(unms),
     })
 }
@@ -477,6 +478,24 @@ impl ModerationStore {
         })
     }
 
+    /// Writes the audit entry of closing `table` (the table itself is told
+    /// by the caller); returns it.
+    ///
+    /// # Errors
+    /// When the database fails.
+    pub async fn close_table(&self, table: Uuid, by: Actor<'_>) -> Result<AuditRow, StorageError> {
+        let row = self
+            .db
+            .run("closing a table", |pool| async move {
+                match pool {
+                    Pool::Sqlite(p) => sqlite::close_table(&p, table, by).await,
+                    Pool::Postgres(p) => pg::close_table(&p, table, by).await,
+                }
+            })
+            .await?;
+        audit_of(row)
+    }
+
     /// The audit log, the newest first: at most `limit` entries numbered
     /// below `before` (all: `None`).
     ///
@@ -504,17 +523,18 @@ macro_rules! backend {
         mod $module {
             use super::*;
 
-            /// The audit entry of an action, in the action's transaction.
+            /// The audit entry of an action, in the action's transaction: its
+            /// number.
             async fn audit_entry(
                 conn: &mut $conn,
                 by: Actor<'_>,
                 action: AuditAction,
                 about: About<'_>,
-            ) -> Result<(), sqlx::Error> {
-                sqlx::query(
+            ) -> Result<i64, sqlx::Error> {
+                sqlx::query_as::<_, (i64,)>(
                     "INSERT INTO audit_log (at, operator_id, operator_name, action, account_id, account_name, \
                      sanction_id, reason, until_at, table_id, message_id, report_id) \
-                     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)",
+                     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) RETURNING id",
                 )
                 .bind(ms(by.now_ms))
                 .bind(by.operator.map(|(id, _)| id.to_string()))
@@ -525,12 +545,12 @@ macro_rules! backend {
                 .bind(about.sanction.map(|s| s.to_string()))
                 .bind(by.reason)
                 .bind(about.until_ms.map(ms))
-                .bind(about.message.map(|(table, _)| table.to_string()))
-                .bind(about.message.map(|(_, n)| ms(n)))
+                .bind(about.table.map(|t| t.to_string()))
+                .bind(about.message.map(ms))
                 .bind(about.report.map(ms))
-                .execute(&mut *conn)
+                .fetch_one(&mut *conn)
                 .await
-                .map(drop)
+                .map(|(id,)| id)
             }
 
             /// The account of a stored id, with the name it has now, for
@@ -697,10 +717,24 @@ macro_rules! backend {
                 // have now (their name at the table is in the message).
                 let account = named_now(&mut tx, row.as_ref().and_then(|r| r.2.clone())).await?;
                 let account = account.as_ref().map(|(a, name)| (*a, name.as_str()));
-                let about = About { account, message: Some((table, id)), ..About::default() };
+                let about = About { account, table: Some(table), message: Some(id), ..About::default() };
                 audit_entry(&mut tx, by, AuditAction::RemoveChat, about).await?;
                 tx.commit().await?;
                 Ok((true, row))
+            }
+
+            pub(super) async fn close_table(
+                pool: &$pool,
+                table: Uuid,
+                by: Actor<'_>,
+            ) -> Result<AuditTuple, sqlx::Error> {
+                let mut conn = pool.acquire().await?;
+                let about = About { table: Some(table), ..About::default() };
+                let id = audit_entry(&mut conn, by, AuditAction::CloseTable, about).await?;
+                sqlx::query_as(sqlx::AssertSqlSafe(format!("SELECT {AUDIT_COLUMNS} FROM audit_log WHERE id = $1")))
+                    .bind(id)
+                    .fetch_one(&mut *conn)
+                    .await
             }
 
             pub(super) async fn resolve_report(

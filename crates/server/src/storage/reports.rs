@@ -102,6 +102,16 @@ fn bad(what: impl std::fmt::Display) -> StorageError {
     StorageError::Database(format!("a stored report has {what}"))
 }
 
+/// A stored context as read: one that no longer reads (a status written
+/// by another version) is logged and read as empty, so that the report,
+/// and the queue it is in, still show.
+fn context_of(id: i64, stored: &str) -> ReportContext {
+    serde_json::from_str(stored).unwrap_or_else(|e| {
+        tracing::warn!(report = id, error = %e, "a stored report's context does not read: shown without it");
+        ReportContext { chat: Vec::new(), table: None }
+    })
+}
+
 pub(super) fn report_of(row: ReportTuple) -> Result<ReportRow, StorageError> {
     let (
         id,
@@ -147,8 +157,7 @@ pub(super) fn report_of(row: ReportTuple) -> Result<ReportRow, StorageError> {
         reason: ReportReason::parse(&reason)
             .ok_or_else(|| bad(format_args!("an unknown reason: {reason:?}")))?,
         text,
-        context: serde_json::from_str(&context)
-            .map_err(|e| bad(format_args!("a context that does not read: {e}")))?,
+        context: context_of(id, &context),
         resolved,
     })
 }
@@ -169,8 +178,9 @@ impl AccountStore {
 
 impl ReportStore {
     /// Files `report` (its `id` ignored): unless the reporter has an open
-    /// report of the same message or seat at the table (then that one), or
-    /// made `max` reports since `since_ms`.
+    /// report of the same target at the table (the same message; the same
+    /// player in the same seat), then that one, or made `max` reports since
+    /// `since_ms`.
     ///
     /// # Errors
     /// When the database fails.
@@ -239,13 +249,20 @@ impl ReportStore {
 }
 
 /// The same SQL for both databases (`$n` placeholders work in both).
+/// `$serial`: the statement, if any, that makes one reporter's reports
+/// wait for each other (SQLite has one writer at a time already).
 macro_rules! backend {
-    ($module:ident, $pool:ty) => {
+    ($module:ident, $pool:ty, $serial:expr) => {
         mod $module {
             use super::*;
 
             /// `(true, the row)`: filed; `(false, the row)`: the open one
-            /// of the same target; `(_, None)`: too many.
+            /// of the same target; `(_, None)`: too many. One statement
+            /// files it (a unique index holds one open report a target and
+            /// reporter), the first of its transaction on SQLite (so that
+            /// another writer never makes it fail), after a lock of the
+            /// reporter's on PostgreSQL (so that their reports made at once
+            /// count each other).
             pub(super) async fn file(
                 pool: &$pool,
                 r: &ReportRow,
@@ -253,37 +270,18 @@ macro_rules! backend {
                 since: i64,
                 max: i64,
             ) -> Result<(bool, Option<ReportTuple>), sqlx::Error> {
-                let mut tx = pool.begin().await?;
                 let reporter = r.reporter.0.to_string();
-                let same: Option<ReportTuple> = sqlx::query_as(sqlx::AssertSqlSafe(format!(
-                    "SELECT {REPORT_COLUMNS} FROM reports WHERE reporter_id = $1 AND table_id = $2 \
-                     AND resolved_at IS NULL AND message_id IS NOT DISTINCT FROM $3 \
-                     AND seat IS NOT DISTINCT FROM $4 ORDER BY id LIMIT 1"
-                )))
-                .bind(&reporter)
-                .bind(r.table.to_string())
-                .bind(r.message.map(ms))
-                .bind(r.seat.map(|s| i64::from(s.index())))
-                .fetch_optional(&mut *tx)
-                .await?;
-                if same.is_some() {
-                    tx.rollback().await?;
-                    return Ok((false, same));
+                let mut tx = pool.begin().await?;
+                let serial: Option<&str> = $serial;
+                if let Some(serial) = serial {
+                    sqlx::query(serial).bind(&reporter).execute(&mut *tx).await?;
                 }
-                let (made,): (i64,) =
-                    sqlx::query_as("SELECT COUNT(*) FROM reports WHERE reporter_id = $1 AND made_at >= $2")
-                        .bind(&reporter)
-                        .bind(since)
-                        .fetch_one(&mut *tx)
-                        .await?;
-                if made >= max {
-                    tx.rollback().await?;
-                    return Ok((false, None));
-                }
-                let row: ReportTuple = sqlx::query_as(sqlx::AssertSqlSafe(format!(
+                let filed: Option<ReportTuple> = sqlx::query_as(sqlx::AssertSqlSafe(format!(
                     "INSERT INTO reports (made_at, reporter_id, reporter_name, table_id, message_id, seat, \
                      account_id, name, reason, text, context) \
-                     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) RETURNING {REPORT_COLUMNS}"
+                     SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11 \
+                     WHERE (SELECT COUNT(*) FROM reports WHERE reporter_id = $2 AND made_at >= $12) < $13 \
+                     ON CONFLICT DO NOTHING RETURNING {REPORT_COLUMNS}"
                 )))
                 .bind(ms(r.made_at_ms))
                 .bind(&reporter)
@@ -296,10 +294,31 @@ macro_rules! backend {
                 .bind(r.reason.as_str())
                 .bind(&r.text)
                 .bind(context)
-                .fetch_one(&mut *tx)
+                .bind(since)
+                .bind(max)
+                .fetch_optional(&mut *tx)
+                .await?;
+                if filed.is_some() {
+                    tx.commit().await?;
+                    return Ok((true, filed));
+                }
+                // Nothing written: the open report of the same target, or
+                // (none) too many.
+                let same: Option<ReportTuple> = sqlx::query_as(sqlx::AssertSqlSafe(format!(
+                    "SELECT {REPORT_COLUMNS} FROM reports WHERE reporter_id = $1 AND table_id = $2 \
+                     AND resolved_at IS NULL AND COALESCE(message_id, -1) = $3 AND COALESCE(seat, -1) = $4 \
+                     AND COALESCE(account_id, '') = $5 AND name = $6 ORDER BY id LIMIT 1"
+                )))
+                .bind(&reporter)
+                .bind(r.table.to_string())
+                .bind(r.message.map_or(-1, ms))
+                .bind(r.seat.map_or(-1, |s| i64::from(s.index())))
+                .bind(r.account.map(|a| a.to_string()).unwrap_or_default())
+                .bind(&r.name)
+                .fetch_optional(&mut *tx)
                 .await?;
                 tx.commit().await?;
-                Ok((true, Some(row)))
+                Ok((false, same))
             }
 
             pub(super) async fn list(
@@ -335,8 +354,8 @@ macro_rules! backend {
     };
 }
 
-backend!(sqlite, sqlx::sqlite::SqlitePool);
-backend!(pg, sqlx::postgres::PgPool);
+backend!(sqlite, sqlx::sqlite::SqlitePool, None);
+backend!(pg, sqlx::postgres::PgPool, Some("SELECT pg_advisory_xact_lock(hashtextextended($1, 7))"));
 
 #[cfg(test)]
 mod tests {
@@ -380,6 +399,10 @@ mod tests {
         };
         let more = reports.file(&report(ann, Uuid::new_v4(), None, 14), 0, 3).await.unwrap();
         assert_eq!(more, Filed::TooMany);
+        // Another player in the same seat is another target (over the
+        // limit here: nothing is written, and it is not the first one's).
+        let next = ReportRow { name: "Next".into(), ..report(ann, table, None, 14) };
+        assert_eq!(reports.file(&next, 0, 3).await.unwrap(), Filed::TooMany);
         assert!(matches!(
             reports.file(&report(ann, Uuid::new_v4(), None, 14), 11, 3).await.unwrap(),
             Filed::New(_)
@@ -409,6 +432,21 @@ mod tests {
             (log[0].action, log[0].report),
             (spades_protocol::AuditAction::ResolveReport, Some(first.id))
         );
+        // A context that no longer reads (another version's status): the
+        // report shows without it, and so does the queue.
+        store
+            .run("spoiling a context", |pool| async move {
+                let Pool::Sqlite(p) = pool else { unreachable!() };
+                sqlx::query("UPDATE reports SET context = '{\"chat\": 5}' WHERE id = $1")
+                    .bind(ms(seat.id))
+                    .execute(&p)
+                    .await
+            })
+            .await
+            .unwrap();
+        let queue = reports.list(true, None, 10).await.unwrap();
+        let spoiled = queue.iter().find(|r| r.id == seat.id).unwrap();
+        assert_eq!(spoiled.context, ReportContext { chat: Vec::new(), table: None });
         // A new report of the same message once the first is resolved.
         assert!(matches!(
             reports.file(&report(ann, table, Some(3), 30), 25, 3).await.unwrap(),

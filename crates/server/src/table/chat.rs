@@ -3,7 +3,8 @@
 //! it was queued (`chat.rs`); the table keeps the last few messages in
 //! memory for connections that attach later, and hands each one to its
 //! journal to keep for moderation without waiting for the write. An
-//! operator's removal drops a message here too and tells everybody.
+//! operator's removal drops a message here too and tells everybody; so
+//! does an operator's closing of the table, with why.
 
 use std::collections::VecDeque;
 
@@ -103,6 +104,25 @@ impl Table {
             let conn = self.conns[i].id;
             self.queue(conn, i, frame.clone());
         }
+    }
+
+    /// An operator closed the table: every connection is told why (a
+    /// `table_closed` error, then close code 4003 once the task ends).
+    pub(super) fn close_by_operator(&mut self, reason: &str) {
+        let msg = ServerMessage::Error {
+            req: None,
+            code: ErrorCode::TableClosed,
+            message: format!("an operator closed this table: {reason}"),
+        };
+        let frame = match Frame::of(&msg) {
+            Ok(frame) => frame,
+            Err(e) => return warn!(error = %e, "could not serialise a closing"),
+        };
+        for i in 0..self.conns.len() {
+            let conn = self.conns[i].id;
+            self.queue(conn, i, frame.clone());
+        }
+        self.closed_by_operator = true;
     }
 
     /// The recent messages, to a connection that has just attached.

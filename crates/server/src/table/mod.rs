@@ -362,11 +362,8 @@ pub enum TableCommand {
         /// The plan, when accepted.
         reply: oneshot::Sender<Option<RematchPlan>>,
     },
-    /// An operator removed a chat message: drop it and tell everybody.
-    RemoveChat {
-        /// The message's id at the table.
-        id: u64,
-    },
+    /// An operator's order (`Directory::order`, wherever the table runs).
+    Order(OperatorOrder),
     /// The rematch's table was created, or why not.
     RematchStarted {
         /// The connection that asked.
@@ -375,6 +372,24 @@ pub enum TableCommand {
         req: Option<u32>,
         /// The new table, or the refusal.
         next: Result<Uuid, (ErrorCode, String)>,
+    },
+}
+
+/// What an operator orders a table to do (sent to the node that runs it,
+/// over the cluster's wire too).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "order", rename_all = "snake_case")]
+pub enum OperatorOrder {
+    /// A chat message was removed (in the store already): drop it and tell
+    /// everybody.
+    RemoveChat {
+        /// The message's id at the table.
+        id: u64,
+    },
+    /// Close the table: tell everybody why, and end it; it is not restored.
+    Close {
+        /// Why, as the operator said it.
+        reason: String,
     },
 }
 
@@ -521,6 +536,7 @@ pub fn spawn(
         deserted_since: None,
         settings: init.settings,
         journal: init.journal,
+        closed_by_operator: false,
         rx,
         status: status_tx,
         shutdown: init.shutdown,
@@ -608,6 +624,8 @@ struct Table {
     deserted_since: Option<Instant>,
     settings: Arc<TableSettings>,
     journal: Journal,
+    /// An operator closed the table: the task ends after this command.
+    closed_by_operator: bool,
     rx: mpsc::Receiver<TableCommand>,
     /// The public status (and so the lobby summary), for REST and the lobby:
     /// read without going through the command queue.
@@ -640,7 +658,15 @@ impl Table {
                 () = &mut shutdown => break,
                 decision = bots::decision(&mut self.bot_pending) => self.on_decision(decision).await,
                 cmd = self.rx.recv() => match cmd {
-                    Some(cmd) => self.handle(cmd).await,
+                    Some(cmd) => {
+                        self.handle(cmd).await;
+                        if self.closed_by_operator {
+                            if let Err(e) = self.journal.close(self.id).await {
+                                warn!(error = %e, "could not record the table's closing");
+                            }
+                            break;
+                        }
+                    }
                     None => break,
                 },
                 () = &mut timer, if wake.is_some() => {
@@ -673,7 +699,8 @@ impl Table {
                 let _ = reply.send(self.plan_rematch(conn, req, owner_token.as_ref().map(|t| t.0.as_str())));
             }
             TableCommand::RematchStarted { conn, req, next } => self.rematch_started(conn, req, next, now),
-            TableCommand::RemoveChat { id } => self.remove_chat(id),
+            TableCommand::Order(OperatorOrder::RemoveChat { id }) => self.remove_chat(id),
+            TableCommand::Order(OperatorOrder::Close { reason }) => self.close_by_operator(&reason),
         }
         self.settle_dropped(now);
     }

@@ -664,3 +664,57 @@ async fn a_banned_operator_can_do_nothing_as_one() {
     server.stop().await;
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[tokio::test]
+async fn an_operator_closes_a_table_and_everyone_at_it_is_told_why() {
+    let (server, dir) = server().await;
+    let olive = operator(&server, &dir).await;
+    let (ann, _) = bearer(&server, 1, "Ann").await;
+    let (bo, _) = bearer(&server, 2, "Bo").await;
+    let (table, mut ann_seat) = own_match(&server, &ann).await;
+    let mut watcher = watching(&server, &bo, table).await;
+    let close = format!("/api/v1/admin/tables/{table}/close");
+
+    // Operators only, with a reason, a table that runs.
+    refused(&post(&server, &ann, &close, json!({"reason": "mine"})).await, 403, ErrorCode::NotOperator);
+    refused(&post(&server, &olive, &close, json!({"reason": "\t"})).await, 400, ErrorCode::InvalidOptions);
+    let unknown = format!("/api/v1/admin/tables/{}/close", uuid::Uuid::new_v4());
+    refused(&post(&server, &olive, &unknown, json!({"reason": "x"})).await, 404, ErrorCode::TableNotFound);
+    refused(
+        &post(&server, &olive, "/api/v1/admin/tables/nope/close", json!({"reason": "x"})).await,
+        404,
+        ErrorCode::TableNotFound,
+    );
+
+    let closed = post(&server, &olive, &close, json!({"reason": " players abuse each other "})).await;
+    assert_eq!(closed.status, 200, "{}", closed.body);
+    assert_eq!(
+        (closed.body["action"].as_str(), closed.body["table"].as_str(), closed.body["reason"].as_str()),
+        (Some("close_table"), Some(table.to_string().as_str()), Some("players abuse each other"))
+    );
+    // Everybody at it is told why, then the socket closes (4003).
+    for c in [&mut ann_seat, &mut watcher] {
+        let (errors, code) = until_closed(c).await;
+        assert_eq!(
+            errors,
+            [(ErrorCode::TableClosed, "an operator closed this table: players abuse each other".to_owned())]
+        );
+        assert_eq!(code, Some(4003));
+    }
+    // Gone, and not to come back; the record is kept, the match abandoned.
+    let status = send(server.http.get(server.url(&format!("/api/v1/tables/{table}")))).await;
+    assert_eq!(status.status, 404, "{}", status.body);
+    refused(&post(&server, &olive, &close, json!({"reason": "again"})).await, 404, ErrorCode::TableNotFound);
+    let record = send(server.http.get(server.url(&format!("/api/v1/matches/{table}")))).await;
+    assert_eq!(record.status, 200, "{}", record.body);
+    let mut back = Client::connect_with(server.addr, &[("authorization", &format!("Bearer {ann}"))]).await;
+    let resumed = back.request(resume(table, None)).await;
+    assert_eq!(code_of(&resumed), Some(ErrorCode::TableNotFound), "{resumed:?}");
+    let audit = get(&server, &olive, "/api/v1/admin/audit").await;
+    assert_eq!(
+        (audit.body[0]["action"].as_str(), audit.body[0]["table"].as_str()),
+        (Some("close_table"), Some(table.to_string().as_str()))
+    );
+    server.stop().await;
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -2,7 +2,8 @@
 //! against the shared PostgreSQL store, and a ban made through one node
 //! closing the player's sockets on every node within seconds; while it
 //! holds, no node seats the account. A chat message removed through one
-//! node goes from the sockets of its table on every node.
+//! node goes from the sockets of its table on every node; a table closed
+//! through one node tells them why and ends.
 
 use std::time::Duration;
 
@@ -171,6 +172,63 @@ async fn a_chat_message_removed_through_another_node_goes_from_every_socket_at_t
         }
         assert!(told, "the socket on {name} was not told");
     }
+    drop((n1, n2));
+    env.drop_db().await;
+}
+
+#[tokio::test]
+async fn a_table_closed_through_another_node_tells_every_socket_why_and_ends() {
+    let Some(env) = Env::new().await else { return };
+    let Scene { n1, n2, http, olive_token, table, mut seat, .. } = Scene::new(&env).await;
+    // A spectator watches Ann's table through n2.
+    let mut watching = Client::connect(n2.addr).await;
+    let watched = watching.request(ClientMessage::Watch { protocol: Some(PROTOCOL_VERSION), table }).await;
+    assert!(matches!(watched, ServerMessage::Watching { .. }), "{watched:?}");
+
+    // Closed through n2; n1 runs it.
+    let closed = http
+        .post(Scene::url(&n2, &format!("/api/v1/admin/tables/{table}/close")))
+        .bearer_auth(&olive_token)
+        .json(&json!({"reason": "players abuse each other"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(closed.status(), 200);
+    let entry: Value = closed.json().await.unwrap();
+    assert_eq!(
+        (entry["action"].as_str(), entry["table"].as_str()),
+        (Some("close_table"), Some(table.to_string().as_str()))
+    );
+    for (name, c) in [("n1", &mut seat), ("n2", &mut watching)] {
+        let mut told = None;
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
+        while !c.ended && tokio::time::Instant::now() < deadline {
+            if let Some(ServerMessage::Error { code: ErrorCode::TableClosed, message, .. }) =
+                c.try_recv(Duration::from_millis(200)).await
+            {
+                told = Some(message);
+            }
+        }
+        assert_eq!(
+            told.as_deref(),
+            Some("an operator closed this table: players abuse each other"),
+            "{name}"
+        );
+        assert_eq!(c.closed.as_ref().map(|c| c.0), Some(4003), "{name}");
+    }
+    // Gone from both nodes; closing it again finds nothing.
+    for node in [&n1, &n2] {
+        let status = http.get(Scene::url(node, &format!("/api/v1/tables/{table}"))).send().await.unwrap();
+        assert_eq!(status.status(), 404);
+    }
+    let again = http
+        .post(Scene::url(&n1, &format!("/api/v1/admin/tables/{table}/close")))
+        .bearer_auth(&olive_token)
+        .json(&json!({"reason": "again"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(again.status(), 404);
     drop((n1, n2));
     env.drop_db().await;
 }
