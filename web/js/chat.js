@@ -3,8 +3,10 @@
 // reported to the operators (report.js, loaded when first used). Every
 // message is shown as text (textContent), never as markup.
 
+import { call } from './api.js';
 import { h, replace, setText } from './dom.js';
 import { SEATS, SEAT_NAME } from './rules.js';
+import { session } from './session.js';
 import { store } from './store.js';
 
 export const PHRASES = ['Good game', 'Nice nil!', 'Sorry, partner'];
@@ -20,6 +22,17 @@ export function chatPanel({ tableId, send, onUnread }) {
   let view = null;
   let unread = 0;
   const muted = new Set(store.mutedSeats(tableId));
+  // The accounts this player blocks (kept with the account, every table).
+  const blocked = new Set();
+  session.ready().then((acc) => acc && call('GET', '/me/blocks')).then((list) => {
+    for (const b of list || []) blocked.add(b.account);
+    hideAll();
+  }, () => {});
+  const isHidden = (li) => muted.has(li.dataset.seat) || blocked.has(li.dataset.account);
+  function hideAll() {
+    for (const li of log.children) li.hidden = isHidden(li);
+    renderHidden();
+  }
   // Each message once (an attach repeats the recent ones), and what this
   // browser has read: the highest id seen with the panel open.
   const seen = new Set();
@@ -46,6 +59,22 @@ export function chatPanel({ tableId, send, onUnread }) {
   const form = h('form', { class: 'chat-form', id: 'chat-form' },
     h('label', { for: 'chat-input', class: 'sr-only' }, 'Message'), input, sendBtn, counter);
   const mutes = h('fieldset', { class: 'chat-mutes' }, h('legend', {}, 'Mute a seat (only for you)'));
+
+  /** Blocks the writer of a message (`account`), hiding their messages. */
+  async function blockIt(account, name, button) {
+    let said;
+    try {
+      const { block } = await import('./report.js');
+      said = await block(account, name);
+      blocked.add(account);
+      hideAll();
+    } catch (err) {
+      said = `${name} was not blocked: ${err.message}.`;
+    }
+    setText(reported, said);
+    if (button.isConnected) button.focus();
+    else document.getElementById('chat-input')?.focus();
+  }
 
   /**
    * Asks why and reports `what` (`{message}` or `{seat}`), then says how it
@@ -160,7 +189,7 @@ export function chatPanel({ tableId, send, onUnread }) {
   function renderHidden() {
     const n = [...log.children].filter((li) => li.hidden).length;
     hiddenNote.hidden = n === 0;
-    setText(hiddenNote, n === 1 ? '1 message from a muted seat is hidden.' : `${n} messages from muted seats are hidden.`);
+    setText(hiddenNote, n === 1 ? '1 message from a muted seat or a blocked player is hidden.' : `${n} messages from muted seats or blocked players are hidden.`);
   }
 
   function renderMutes() {
@@ -172,8 +201,7 @@ export function chatPanel({ tableId, send, onUnread }) {
         if (box.checked) muted.add(seat);
         else muted.delete(seat);
         store.setMutedSeats(tableId, [...muted]);
-        for (const li of log.children) li.hidden = muted.has(li.dataset.seat);
-        renderHidden();
+        hideAll();
         // Unmuted with the panel open: what shows now has been seen.
         if (!panel.hidden) markRead();
       });
@@ -201,7 +229,7 @@ export function chatPanel({ tableId, send, onUnread }) {
         latest = Math.max(latest, msg.id);
       }
       const seat = msg.from || 'spectator';
-      const li = h('li', { class: `chat-msg ${msg.from ? `team-${SEATS.indexOf(msg.from) % 2 ? 'ew' : 'ns'}` : 'spectator'}`, dataset: { seat, id: msg.id ?? '' } },
+      const li = h('li', { class: `chat-msg ${msg.from ? `team-${SEATS.indexOf(msg.from) % 2 ? 'ew' : 'ns'}` : 'spectator'}`, dataset: { seat, id: msg.id ?? '', account: msg.account || '' } },
         h('span', { class: 'chat-who' }), ' ', h('span', { class: 'chat-text' }));
       // Text, never markup.
       li.querySelector('.chat-who').textContent = `${msg.name}${msg.from ? ` (${SEAT_NAME[msg.from]})` : ''}:`;
@@ -212,8 +240,13 @@ export function chatPanel({ tableId, send, onUnread }) {
         const flag = h('button', { type: 'button', class: 'btn-icon chat-report', title: 'Report this message', 'aria-label': `Report this message of ${msg.name}` }, '⚑');
         flag.addEventListener('click', () => reportIt({ message: msg.id }, `Report ${msg.name}'s message: “${msg.text}”`, flag));
         li.append(' ', flag);
+        if (msg.account) {
+          const stop = h('button', { type: 'button', class: 'btn-icon chat-block', title: 'Block this player\'s chat', 'aria-label': `Block ${msg.name}'s chat for you, at every table` }, '⊘');
+          stop.addEventListener('click', () => blockIt(msg.account, msg.name, stop));
+          li.append(stop);
+        }
       }
-      li.hidden = muted.has(seat);
+      li.hidden = isHidden(li);
       log.append(li);
       while (log.children.length > KEEP) log.firstElementChild.remove();
       empty.hidden = true;

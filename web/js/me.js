@@ -122,19 +122,20 @@ export function mountMe(root, { setTitle }) {
       ]);
       return;
     }
-    const [me, sessions, matches, passkeys, ways] = await Promise.all([
+    const [me, sessions, matches, passkeys, ways, blocks] = await Promise.all([
       getMe().catch((err) => err),
       listSessions().catch((err) => err),
       listMatches(20, { finished: true, mine: true }).catch((err) => err),
       listPasskeys().catch((err) => err),
       listIdentities().catch((err) => err),
+      call('GET', '/me/blocks').catch((err) => err),
     ]);
     if (!alive) return;
     status.textContent = '';
     sessionsBox = sessionsSection(sessions);
     replace(body, [
       oidcSaid, standingSection(me), nameSection(acc, ways), passkeysSection(passkeys, ways), methods.passwords ? passwordSection(acc, ways) : null,
-      providersSection(ways), sessionsBox, tokenSection(), matchesSection(matches), dataSection(), signInSection(acc),
+      providersSection(ways), sessionsBox, tokenSection(), matchesSection(matches), blocksSection(blocks), dataSection(), signInSection(acc),
     ]);
   }
 
@@ -575,6 +576,33 @@ export function mountMe(root, { setTitle }) {
     return h('section', { class: 'me-section', id: 'me-sessions', 'aria-labelledby': 'me-sessions-h' }, head,
       h('p', { class: 'muted small' }, 'Each browser or program signed in to this account. Signing one out closes its tables\' connections at once; it can no longer play as you.'),
       h('ul', { class: 'session-list', id: 'session-list' }, rows), all, said);
+  }
+
+  /** The players whose chat this account blocks (at every table, on every device), each with Unblock. */
+  function blocksSection(blocks) {
+    const head = h('h3', { id: 'me-blocks-h' }, 'Blocked in chat');
+    if (blocks instanceof Error) return h('section', { class: 'me-section' }, head, h('p', { class: 'field-error' }, `Could not load the players you block (${blocks.message}).`));
+    const said = h('p', { class: 'muted small', role: 'status' });
+    const rows = blocks.map((b) => {
+      const btn = h('button', { type: 'button', class: 'btn btn-small btn-plain btn-unblock' }, 'Unblock', h('span', { class: 'sr-only' }, ` ${b.name}`));
+      const row = h('li', { class: 'session-item', dataset: { account: b.account } },
+        h('div', { class: 'session-text' }, h('span', { class: 'session-client' }, b.name), h('span', { class: 'muted small' }, 'Blocked ', timeTag(b.at, ''))), btn);
+      btn.addEventListener('click', async () => {
+        btn.disabled = true;
+        try {
+          await call('DELETE', `/me/blocks/${encodeURIComponent(b.account)}`);
+          row.remove();
+          said.textContent = `You read ${b.name}'s chat again.`;
+        } catch (err) {
+          said.textContent = `Could not unblock ${b.name}: ${err.message}`;
+          btn.disabled = false;
+        }
+      });
+      return row;
+    });
+    return h('section', { class: 'me-section', id: 'me-blocks', 'aria-labelledby': 'me-blocks-h' }, head,
+      h('p', { class: 'muted small' }, 'Players whose chat you do not read, at every table and on every device signed in as you. They are not told.'),
+      rows.length ? h('ul', { class: 'session-list', id: 'me-blocks-list' }, rows) : h('p', { class: 'muted' }, 'Nobody.'), said);
   }
 
   /** The account's data as one JSON file (`GET /api/v1/me/export`, a download). */

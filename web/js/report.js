@@ -1,7 +1,7 @@
 // Reporting a chat message or a player to the server's operators
 // (docs/moderation.md#reports): a reason from the short list and, if the
 // player likes, a few words; a spectator without an account is signed in
-// as a guest first. The server finds the account reported and
+// as a guest first. And blocking a player's chat, kept with the account. The server finds the account reported and
 // keeps what was said around it and the table as it is now.
 
 import { ApiError, call, nameSuggestion } from './api.js';
@@ -30,6 +30,17 @@ async function signedIn() {
   if (await session.ready()) return;
   const name = store.name() || (await nameSuggestion()).name;
   if (!(await session.playAs(name))) throw new Error('an account is needed to report, and none could be had');
+}
+
+/**
+ * Blocks the chat of `account` (named `name`) for this player, kept with
+ * their account. Resolves with what to tell the player; rejects with the
+ * server's refusal.
+ */
+export async function block(account, name) {
+  await signedIn();
+  await call('PUT', `/me/blocks/${encodeURIComponent(account)}`);
+  return `You no longer read ${name}'s chat, at any table. Unblock on your account page.`;
 }
 
 /**

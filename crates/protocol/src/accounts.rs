@@ -415,4 +415,7 @@ pub struct AccountExport {
     /// newest first.
     #[serde(default)]
     pub chat: Vec<crate::ChatLine>,
+    /// The players whose chat it blocks.
+    #[serde(default)]
+    pub blocks: Vec<crate::ChatBlock>,
 }

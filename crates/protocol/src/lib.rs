@@ -37,8 +37,8 @@ pub use accounts::{
 };
 pub use change::{ApplyError, Change, ClockChange, Deal};
 pub use moderation::{
-    AccountDossier, AccountRef, AuditAction, AuditEntry, ChatLine, CloseTable, LiftSanction, Lifted,
-    ModeratedAccount, NewReport, NewSanction, OperatorChange, RemoveChat, Report, ReportContext,
+    AccountDossier, AccountRef, AuditAction, AuditEntry, ChatBlock, ChatLine, CloseTable, LiftSanction,
+    Lifted, ModeratedAccount, NewReport, NewSanction, OperatorChange, RemoveChat, Report, ReportContext,
     ReportReason, ReportReceipt, Resolution, ResolveReport, Restriction, SANCTION_SECONDS_MAX, Sanction,
     SanctionKind,
 };
@@ -934,6 +934,10 @@ pub enum ServerMessage {
         text: String,
         /// When the table received it (Unix time, milliseconds).
         at: u64,
+        /// The writer's account, when signed in: a client hides the
+        /// messages of the accounts its player blocks (`/api/v1/me/blocks`).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        account: Option<Uuid>,
     },
     /// An operator removed the chat message `id`: stop showing it (a
     /// client may say in its place that a moderator removed it). A
@@ -1326,6 +1330,7 @@ mod tests {
             name: "Ann".into(),
             text: "<b>gg</b>".into(),
             at: 5,
+            account: None,
         };
         assert_eq!(
             serde_json::to_string(&chat).unwrap(),

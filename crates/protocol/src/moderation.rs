@@ -506,6 +506,19 @@ pub struct ResolveReport {
     pub reason: String,
 }
 
+/// A player whose chat the signed-in account does not want to read
+/// (`/api/v1/me/blocks`): its clients hide the `chat` frames that carry
+/// this `account`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+pub struct ChatBlock {
+    /// The account blocked.
+    pub account: Uuid,
+    /// Its display name now.
+    pub name: String,
+    /// When it was blocked (Unix ms).
+    pub at: u64,
+}
+
 /// What stops the signed-in player now, as `GET /api/v1/me` tells them.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 pub struct Restriction {

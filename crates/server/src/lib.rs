@@ -28,6 +28,7 @@ pub mod table;
 
 // Services over the tables.
 pub mod accounts;
+pub mod blocks;
 pub mod chat;
 pub mod cluster;
 pub mod directory;

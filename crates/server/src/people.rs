@@ -14,8 +14,8 @@ use axum::routing::{delete, get, post, put};
 use axum::{Json, Router};
 use spades_engine::Seat;
 use spades_protocol::{
-    Account, AccountExport, AddPasskey, ApiError, ErrorCode, GuestSignIn, Identity, IssuedSession, Me,
-    NameSuggestion, NewReport, NewSession, PasskeyInfo, PasskeyOptions, PasskeySignIn, PasswordSet,
+    Account, AccountExport, AddPasskey, ApiError, ChatBlock, ErrorCode, GuestSignIn, Identity, IssuedSession,
+    Me, NameSuggestion, NewReport, NewSession, PasskeyInfo, PasskeyOptions, PasskeySignIn, PasswordSet,
     PasswordSignIn, RenameAccount, ReportReceipt, SessionDelivery, SessionInfo, SetPassword, SignInMethods,
     SignedIn,
 };
@@ -55,6 +55,8 @@ pub fn routes() -> Router<AppState> {
         .route("/oidc/{provider}/start", get(oidc_start))
         .route("/oidc/{provider}/callback", get(oidc_callback))
         .route("/me/oidc/{identity}", delete(unlink_oidc))
+        .route("/me/blocks", get(blocks))
+        .route("/me/blocks/{account}", put(block).delete(unblock))
         .route("/tables/{id}/chat/{message}/report", post(report_message))
         .route("/tables/{id}/seats/{seat}/report", post(report_seat))
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
@@ -587,6 +589,7 @@ pub async fn export(State(state): State<AppState>, Signed(who): Signed) -> Resul
         matches,
         sanctions: state.moderation.own_sanctions(id).await?,
         chat: state.moderation.account_chat(id, EXPORT_CHAT_MAX).await?,
+        blocks: state.blocks.list(&who).await?,
     };
     let mut response = Json(body).into_response();
     let file = format!("attachment; filename=\"spades-account-{id}.json\"");
@@ -992,4 +995,77 @@ pub async fn report_seat(
         .find(|s| s.name().to_ascii_lowercase() == seat)
         .ok_or_else(|| AppError::new(ErrorCode::NotFound, "a seat is north, east, south or west"))?;
     Ok(filed(state.reports.file(&who, table, Target::Seat(seat), &req).await?))
+}
+
+/// The players whose chat the signed-in account blocks, the latest first.
+#[utoipa::path(
+    get,
+    path = "/api/v1/me/blocks",
+    tag = "accounts",
+    security(("session_cookie" = []), ("bearer" = [])),
+    responses(
+        (status = 200, description = "The accounts blocked, each with its name now", body = Vec<ChatBlock>),
+        (status = 401, description = "No session, or one that expired or was signed out (`unauthorized`)", body = ApiError),
+    )
+)]
+pub async fn blocks(State(state): State<AppState>, Signed(who): Signed) -> Result<Response, AppError> {
+    Ok(no_store(Json(state.blocks.list(&who).await?).into_response()))
+}
+
+/// An account's id in a block's path, or 404.
+fn blocked_account(raw: &str) -> Result<Uuid, AppError> {
+    Uuid::parse_str(raw).map_err(|_| AppError::new(ErrorCode::NotFound, "no account has this id"))
+}
+
+/// Blocks a player's chat for the signed-in account, on every device and
+/// at every table: its clients hide the `chat` frames of that account. The
+/// player is not told.
+#[utoipa::path(
+    put,
+    path = "/api/v1/me/blocks/{account}",
+    tag = "accounts",
+    security(("session_cookie" = []), ("bearer" = [])),
+    params(("account" = String, Path, description = "The id of the account to block (a `chat` frame's `account`)")),
+    responses(
+        (status = 201, description = "Blocked", body = ChatBlock),
+        (status = 200, description = "It was blocked already", body = ChatBlock),
+        (status = 401, description = "No session, or one that expired or was signed out (`unauthorized`)", body = ApiError),
+        (status = 403, description = "A browser page of an origin that is neither this server's nor allowed (`bad_message`)", body = ApiError),
+        (status = 404, description = "No account has this id (`not_found`)", body = ApiError),
+        (status = 409, description = "The signed-in account itself, or 500 blocked already (`invalid_options`)", body = ApiError),
+    )
+)]
+pub async fn block(
+    State(state): State<AppState>,
+    Path(account): Path<String>,
+    _: BrowserOrigin<AccountChange>,
+    Signed(who): Signed,
+) -> Result<Response, AppError> {
+    let (block, new) = state.blocks.block(&who, blocked_account(&account)?).await?;
+    let status = if new { StatusCode::CREATED } else { StatusCode::OK };
+    Ok(no_store((status, Json(block)).into_response()))
+}
+
+/// Unblocks a player's chat.
+#[utoipa::path(
+    delete,
+    path = "/api/v1/me/blocks/{account}",
+    tag = "accounts",
+    security(("session_cookie" = []), ("bearer" = [])),
+    params(("account" = String, Path, description = "The id of the account blocked")),
+    responses(
+        (status = 204, description = "Unblocked"),
+        (status = 401, description = "No session, or one that expired or was signed out (`unauthorized`)", body = ApiError),
+        (status = 403, description = "A browser page of an origin that is neither this server's nor allowed (`bad_message`)", body = ApiError),
+        (status = 404, description = "The account is not blocked (`not_found`)", body = ApiError),
+    )
+)]
+pub async fn unblock(
+    State(state): State<AppState>,
+    Path(account): Path<String>,
+    _: BrowserOrigin<AccountChange>,
+    Signed(who): Signed,
+) -> Result<Response, AppError> {
+    state.blocks.unblock(&who, blocked_account(&account)?).await?;
+    Ok(no_store(StatusCode::NO_CONTENT.into_response()))
 }

@@ -14,6 +14,7 @@ use tokio_util::task::TaskTracker;
 
 use crate::accounts::Accounts;
 use crate::admission::{Limits, client_addr};
+use crate::blocks::Blocks;
 use crate::cluster::Cluster;
 use crate::config::{Cidr, Config};
 use crate::directory::Directory;
@@ -51,6 +52,8 @@ pub struct Shared {
     pub moderation: Arc<Moderation>,
     /// Players' reports and the operators' queue.
     pub reports: Reports,
+    /// The players each account blocks in chat.
+    pub blocks: Blocks,
     /// Cancelled when the server shuts down.
     pub shutdown: CancellationToken,
     /// Tracks table and connection tasks, to wait for them on shutdown.
@@ -117,6 +120,7 @@ impl Shared {
             Arc::clone(&oidc),
         );
         let moderation = Arc::new(Moderation::new(journal.accounts().moderation(), Arc::clone(&accounts)));
+        let blocks = Blocks::new(journal.accounts().blocks(), Arc::clone(&accounts));
         let reports = Reports::new(
             journal.clone(),
             tables.clone(),
@@ -135,6 +139,7 @@ impl Shared {
             identities,
             moderation,
             reports,
+            blocks,
             shutdown,
             tracker,
             connections: AtomicUsize::new(0),

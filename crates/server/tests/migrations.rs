@@ -169,7 +169,7 @@ async fn insert_shaped(db: &Db, stage: usize, id: Uuid, p: &Played) {
                 .await;
             }
         }
-        2..=15 => {
+        2..=16 => {
             // Migration 3 adds the cluster's lease columns (empty for a
             // single server); from migration 4 on, a fair match's seeds
             // (JSON). Migration 5 changes an index and a storage parameter
@@ -330,6 +330,14 @@ async fn insert_shaped(db: &Db, stage: usize, id: Uuid, p: &Played) {
             ))
             .await;
         }
+        if stage >= 16 {
+            // The account blocks its own chat (the store refuses it; the
+            // table takes any two accounts).
+            db.exec(&format!(
+                "INSERT INTO chat_blocks (account_id, blocked_id, at) VALUES ({id_lit}, {id_lit}, 1790000000005)"
+            ))
+            .await;
+        }
         db.exec(&format!(
             "INSERT INTO sessions (id, token_hash, account_id, client, address, created_at, last_used_at, \
              expires_at) VALUES ({id_lit}, {}, {id_lit}, 'test', '127.0.0.1', {created}, {created}, {})",
@@ -478,6 +486,11 @@ async fn every_stage_survives(kind: &str, db: Db, url: &str, data_dir: &Path) {
             assert_eq!(r.resolved.as_ref().map(|x| x.reason.as_str()), Some("removed"), "{kind}");
             let log = journal.accounts().moderation().audit(None, 100).await.unwrap();
             assert!(log.iter().any(|e| e.report == Some(1) && e.reason == "removed"), "{kind}");
+        }
+        if *stage >= 16 {
+            let blocks = journal.accounts().blocks().list(*id).await.unwrap();
+            assert_eq!(blocks.len(), 1, "{kind}");
+            assert_eq!((blocks[0].blocked, blocks[0].at_ms), (*id, 1_790_000_000_005), "{kind}");
         }
         // The summary columns are filled in for rows written before them.
         let s = summaries.iter().find(|s| s.table == *id).unwrap();

@@ -287,6 +287,23 @@ export function moderationTests(suite) {
       await waitText(bea.page, '#chat-reported', 'Report sent');
       const reporter = (await bea.page.evaluate(async () => (await fetch('/api/v1/me')).json())).account.name;
 
+      // Bea blocks Rowdy's chat: hidden here, and after a reload (kept
+      // with her account); her account page lists him, with Unblock.
+      const shown = (pg) => pg.$$eval('#chat-log .chat-msg:not([hidden]) .chat-text', (ts) => ts.map((t) => t.textContent));
+      await bea.page.click(`#chat-log li:has-text("${rude}") .chat-block`);
+      await waitText(bea.page, '#chat-reported', 'You no longer read Rowdy\'s chat');
+      assert.deepEqual(await shown(bea.page), []);
+      assert.match(await bea.page.innerText('#chat-hidden'), /2 messages from muted seats or blocked players are hidden/);
+      await bea.page.reload();
+      await bea.page.waitForSelector('.table-screen[data-role="spectator"]');
+      await bea.page.click('#btn-chat');
+      await bea.page.waitForFunction(() => document.querySelectorAll('#chat-log .chat-msg').length === 2);
+      await bea.page.waitForFunction(() => document.querySelectorAll('#chat-log .chat-msg[hidden]').length === 2);
+      await bea.page.goto('/#/me');
+      await waitText(bea.page, '#me-blocks', 'Rowdy');
+      await bea.page.click('#me-blocks .btn-unblock');
+      await waitText(bea.page, '#me-blocks', 'You read Rowdy\'s chat again.');
+
       // The queue: the newest first, each with what was said around it.
       const { page } = op;
       await page.goto('/admin');
@@ -319,7 +336,7 @@ export function moderationTests(suite) {
       await page.fill(`${left} .admin-close input`, 'Closed after reports (browser test)');
       await page.click(`${left} .btn-close-confirm`);
       await waitText(page, '#admin-audit', 'Olive closed a table: Closed after reports (browser test)');
-      for (const p of [player, bea]) await waitText(p.page, 'body', 'an operator closed this table: Closed after reports (browser test)');
+      await waitText(player.page, 'body', 'an operator closed this table: Closed after reports (browser test)');
       for (const p of pages) p.assertClean();
     } finally {
       for (const p of pages) await p.close();

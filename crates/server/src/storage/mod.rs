@@ -18,6 +18,7 @@ use spades_protocol::{ActionSource, MatchSummary, RecordSeat, SeatKind, SeatPlay
 use uuid::Uuid;
 
 mod accounts;
+mod blocks;
 mod ceremonies;
 mod chat;
 mod faults;
@@ -34,6 +35,7 @@ mod ways;
 pub use accounts::{
     AccountRow, AccountStore, Created, NameHolder, NewGuest, Rename, Renamed, SessionRow, SessionsOf,
 };
+pub use blocks::{BlockRow, BlockStore, Blocked};
 pub use ceremonies::{Ceremony, CeremonyKind, CeremonyStore};
 pub use chat::{ChatRow, ChatStore};
 pub use faults::{Faults, Op};

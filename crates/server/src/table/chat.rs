@@ -57,7 +57,14 @@ impl Table {
         };
         let id = self.chat_log.next_id;
         let at = crate::time::now_ms();
-        let msg = ServerMessage::Chat { id, from, name, text, at };
+        // The seat's account, else (a spectator) the connection's.
+        let account = match role {
+            Role::Seat(seat) => self.seats[seat].as_ref().and_then(|o| o.account),
+            Role::Spectator | Role::Left(_) => {
+                self.conns.iter().find(|c| c.id == conn).and_then(|c| c.account)
+            }
+        };
+        let msg = ServerMessage::Chat { id, from, name, text, at, account };
         let frame = match Frame::of(&msg) {
             Ok(frame) => frame,
             Err(e) => return warn!(error = %e, "could not serialise a chat message"),
@@ -75,13 +82,6 @@ impl Table {
             self.queue(id, i, frame.clone());
         }
         // Kept off the table's task: a slow store never holds the table.
-        // The seat's account, else (a spectator) the connection's.
-        let account = match role {
-            Role::Seat(seat) => self.seats[seat].as_ref().and_then(|o| o.account),
-            Role::Spectator | Role::Left(_) => {
-                self.conns.iter().find(|c| c.id == conn).and_then(|c| c.account)
-            }
-        };
         let row =
             ChatRow { table: self.id, id, account, seat: from, name, text, at_ms: at, removed_at_ms: None };
         let (journal, table) = (self.journal.clone(), self.id);

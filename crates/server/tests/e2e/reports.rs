@@ -2,12 +2,13 @@
 //! player reported from the table, each with its context (the messages
 //! around, the table's public status); the refusals (oneself, a bot, an
 //! empty seat, other sites, too many); the operators' queue, its
-//! resolution with an audit entry, and an account's dossier.
+//! resolution with an audit entry, and an account's dossier. A player's
+//! chat blocks, kept with the account.
 
 use serde_json::{Value, json};
 use spades_protocol::{ClientMessage, ErrorCode};
 
-use crate::accounts::{bearer, refused, send};
+use crate::accounts::{bearer, guest, refused, secret, send};
 use crate::helpers::*;
 use crate::moderation::{get, heard, kept, operator, post, seated, server_with};
 
@@ -186,6 +187,79 @@ async fn a_player_reports_a_message_and_a_player_with_their_context_and_an_opera
     let anew = post(&server, &olive, &report_message, json!({"reason": "abusive_chat"})).await;
     assert_eq!(anew.status, 201, "{}", anew.body);
     assert_ne!(anew.body["id"], first.body["id"]);
+    server.stop().await;
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[tokio::test]
+async fn a_player_blocks_another_players_chat_for_every_device_of_theirs() {
+    let (server, dir) = server_with(|_| {}).await;
+    let (ann, ann_id) = bearer(&server, 1, "Ann").await;
+    let (bo, bo_id) = bearer(&server, 2, "Bo").await;
+    let made = send(server.http.post(server.url("/api/v1/tables")).bearer_auth(&ann).json(&json!({}))).await;
+    let table: uuid::Uuid = made.body["table"].as_str().unwrap().parse().unwrap();
+    let mut ann_seat = seated(&server, &ann, table).await;
+    let mut bo_seat = seated(&server, &bo, table).await;
+    // Each message names its writer's account: what a client hides by.
+    let said = ann_seat.request(ClientMessage::Chat { text: "hello".into() }).await;
+    assert!(code_of(&said).is_none(), "{said:?}");
+    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(5);
+    let mut writer = None;
+    while writer.is_none() && tokio::time::Instant::now() < deadline {
+        if let Some(spades_protocol::ServerMessage::Chat { account, .. }) =
+            bo_seat.try_recv(std::time::Duration::from_millis(200)).await
+        {
+            writer = account;
+        }
+    }
+    assert_eq!(writer.map(|a| a.to_string()), Some(ann_id.clone()));
+
+    let blocks = "/api/v1/me/blocks";
+    assert_eq!(get(&server, &bo, blocks).await.body, json!([]));
+    let put = |token: String, path: String| {
+        let req = server.http.put(server.url(&path)).bearer_auth(token);
+        send(req)
+    };
+    let block_ann = format!("{blocks}/{ann_id}");
+    let made = put(bo.clone(), block_ann.clone()).await;
+    assert_eq!(made.status, 201, "{}", made.body);
+    assert_eq!(
+        (made.body["account"].as_str(), made.body["name"].as_str()),
+        (Some(ann_id.as_str()), Some("Ann"))
+    );
+    assert_eq!(put(bo.clone(), block_ann.clone()).await.status, 200, "blocked already");
+    refused(&put(bo.clone(), format!("{blocks}/{bo_id}")).await, 409, ErrorCode::InvalidOptions);
+    refused(&put(bo.clone(), format!("{blocks}/{}", uuid::Uuid::new_v4())).await, 404, ErrorCode::NotFound);
+    refused(&put(bo.clone(), format!("{blocks}/nope")).await, 404, ErrorCode::NotFound);
+    refused(&send(server.http.put(server.url(&block_ann))).await, 401, ErrorCode::Unauthorized);
+    let elsewhere = send(
+        server.http.put(server.url(&block_ann)).bearer_auth(&bo).header("origin", "http://other.example"),
+    )
+    .await;
+    refused(&elsewhere, 403, ErrorCode::BadMessage);
+
+    // Kept with the account: another session of Bo's reads it; Ann's list
+    // is her own.
+    let again = guest(&server, json!({"device_secret": secret(2), "session": "bearer"})).await;
+    assert_eq!((again.status, again.body["account"]["id"].as_str()), (200, Some(bo_id.as_str())));
+    let bo_again = again.body["token"].as_str().unwrap().to_owned();
+    assert_ne!(bo_again, bo);
+    let listed = get(&server, &bo_again, blocks).await;
+    assert_eq!(listed.body.as_array().unwrap().len(), 1, "{}", listed.body);
+    assert_eq!(listed.body[0]["account"], json!(ann_id));
+    assert_eq!(get(&server, &ann, blocks).await.body, json!([]));
+    let export = get(&server, &bo, "/api/v1/me/export").await;
+    assert_eq!(export.body["blocks"][0]["account"], json!(ann_id), "the export holds it");
+
+    // Unblocked once.
+    let gone = send(server.http.delete(server.url(&block_ann)).bearer_auth(&bo)).await;
+    assert_eq!(gone.status, 204);
+    refused(
+        &send(server.http.delete(server.url(&block_ann)).bearer_auth(&bo)).await,
+        404,
+        ErrorCode::NotFound,
+    );
+    assert_eq!(get(&server, &bo_again, blocks).await.body, json!([]));
     server.stop().await;
     let _ = std::fs::remove_dir_all(&dir);
 }
