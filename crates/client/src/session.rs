@@ -195,6 +195,9 @@ pub enum Event {
         name: String,
         /// The message.
         text: String,
+        /// The writer's account, when signed in: hide it when the player
+        /// blocks that account (`GET /api/v1/me/blocks`).
+        account: Option<Uuid>,
     },
     /// An operator removed the message `id`: stop showing it.
     ChatRemoved {
@@ -486,7 +489,9 @@ impl Supervisor {
             ServerMessage::Ack { req } => Event::Ack { req: req.unwrap_or(0) },
             ServerMessage::Pong { req } => Event::Pong { req: req.unwrap_or(0) },
             ServerMessage::Error { req, code, message } => Event::Refused { req, code, message },
-            ServerMessage::Chat { id, from, name, text, .. } => Event::Chat { id, from, name, text },
+            ServerMessage::Chat { id, from, name, text, account, .. } => {
+                Event::Chat { id, from, name, text, account }
+            }
             ServerMessage::ChatRemoved { id } => Event::ChatRemoved { id },
             ServerMessage::Hello { .. }
             | ServerMessage::Change { .. }
