@@ -72,8 +72,9 @@ export function chatPanel({ tableId, send, onUnread }) {
       said = `${name} was not blocked: ${err.message}.`;
     }
     setText(reported, said);
-    if (button.isConnected) button.focus();
-    else document.getElementById('chat-input')?.focus();
+    // The button went with its message when it was hidden.
+    if (button.isConnected && !button.closest('[hidden]')) button.focus();
+    else logBox.focus();
   }
 
   /**

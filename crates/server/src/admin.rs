@@ -12,9 +12,10 @@ use spades_protocol::{
     AccountDossier, ApiError, AuditEntry, ChatLine, CloseTable, ErrorCode, LiftSanction, ModeratedAccount,
     NewSanction, OperatorChange, RemoveChat, Report, ResolveReport, Sanction,
 };
-use uuid::Uuid;
 
-use crate::boundary::{JsonBody, MAX_BODY_BYTES, Operator, RawQuery, bad_query, limit_of, query_pairs};
+use crate::boundary::{
+    JsonBody, MAX_BODY_BYTES, Operator, RawQuery, bad_query, id_of, key_of, limit_of, query_pairs, table_id,
+};
 use crate::error::AppError;
 use crate::state::AppState;
 use crate::storage::MatchPage;
@@ -60,10 +61,6 @@ pub fn routes() -> Router<AppState> {
 fn no_store(mut response: Response) -> Response {
     response.headers_mut().insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
     response
-}
-
-fn id_of(raw: &str, what: &str) -> Result<Uuid, AppError> {
-    Uuid::parse_str(raw).map_err(|_| AppError::new(ErrorCode::NotFound, format!("no {what} has this id")))
 }
 
 /// Accounts found by name: the name holds the text (case aside), or looks
@@ -270,26 +267,32 @@ pub async fn audit(
     Ok(no_store(Json(state.moderation.audit(before, limit).await?).into_response()))
 }
 
-/// A key of the store as text: a whole number from 0 to 2^63 - 1 (signed
-/// 64-bit keys).
-fn key_of(text: &str) -> Option<u64> {
-    text.parse::<i64>().ok().and_then(|n| u64::try_from(n).ok())
-}
-
 /// A page's `before` (a key: see [`key_of`]) and `limit`
 /// (1 to `max`, default 50).
-fn page_of(query: RawQuery, max: usize) -> Result<(Option<u64>, usize), AppError> {
-    let (mut before, mut limit) = (None, 50);
-    for (name, value) in query_pairs(query, &["before", "limit"])? {
-        if name == "before" {
-            let n = key_of(&value)
-                .ok_or_else(|| bad_query("before must be the number of the last item of the page before"))?;
-            before = Some(n);
-        } else {
-            limit = limit_of(&value, max)?;
+fn page_of(query: RawQuery, max: usize) -> Result<Page, AppError> {
+    page_and(query, max, &[]).map(|(page, _)| page)
+}
+
+/// A page's `before` and `limit`.
+type Page = (Option<u64>, usize);
+
+/// As [`page_of`], with the other parameters named in `also`, as given.
+fn page_and(query: RawQuery, max: usize, also: &[&str]) -> Result<(Page, Vec<(String, String)>), AppError> {
+    let (mut before, mut limit, mut others) = (None, 50, Vec::new());
+    let known: Vec<&str> = ["before", "limit"].into_iter().chain(also.iter().copied()).collect();
+    for (name, value) in query_pairs(query, &known)? {
+        match name.as_str() {
+            "before" => {
+                let n = key_of(&value).ok_or_else(|| {
+                    bad_query("before must be the number of the last item of the page before")
+                })?;
+                before = Some(n);
+            }
+            "limit" => limit = limit_of(&value, max)?,
+            _ => others.push((name, value)),
         }
     }
-    Ok((before, limit))
+    Ok(((before, limit), others))
 }
 
 /// What was said at a table and is still kept, the newest first, removed
@@ -385,24 +388,12 @@ pub async fn reports(
     _: Operator,
     query: RawQuery,
 ) -> Result<Response, AppError> {
-    let (mut open_only, mut before, mut limit) = (true, None, 50);
-    for (name, value) in query_pairs(query, &["state", "before", "limit"])? {
-        match name.as_str() {
-            "state" => {
-                open_only = match value.as_str() {
-                    "open" => true,
-                    "all" => false,
-                    _ => return Err(bad_query("state must be open or all")),
-                }
-            }
-            "before" => {
-                before = Some(key_of(&value).ok_or_else(|| {
-                    bad_query("before must be the number of the last report of the page before")
-                })?);
-            }
-            _ => limit = limit_of(&value, REPORTS_PAGE_MAX)?,
-        }
-    }
+    let ((before, limit), state_of) = page_and(query, REPORTS_PAGE_MAX, &["state"])?;
+    let open_only = match state_of.first().map(|(_, v)| v.as_str()) {
+        None | Some("open") => true,
+        Some("all") => false,
+        Some(_) => return Err(bad_query("state must be open or all")),
+    };
     Ok(no_store(Json(state.reports.queue(open_only, before, limit).await?).into_response()))
 }
 
@@ -464,8 +455,7 @@ pub async fn close_table(
     Operator(by): Operator,
     JsonBody(req, ()): JsonBody<CloseTable>,
 ) -> Result<Response, AppError> {
-    let table =
-        Uuid::parse_str(&table).map_err(|_| AppError::new(ErrorCode::TableNotFound, "no such table"))?;
+    let table = table_id(&table)?;
     // It runs somewhere (else 404; 503 while it moves between nodes).
     state.tables.status(table).await?;
     let entry = state.moderation.close_table(&by, table, &req.reason).await?;

@@ -49,31 +49,24 @@ impl Blocks {
     /// `not_found` (no such account), 409 `invalid_options` (oneself, or
     /// [`BLOCKS_MAX`] blocked already), storage.
     pub async fn block(&self, who: &SignedIn, account: Uuid) -> Result<(ChatBlock, bool), AppError> {
-        let conflict = |m: &str| {
-            AppError::new(ErrorCode::InvalidOptions, m).with_status(axum::http::StatusCode::CONFLICT)
-        };
         if account == who.account.id {
-            return Err(conflict("you cannot block yourself"));
+            return Err(AppError::conflict("you cannot block yourself"));
         }
         let Some(target) = self.accounts.account(account).await? else {
             return Err(AppError::new(ErrorCode::NotFound, "no account has this id"));
         };
-        let new = match self
-            .store
-            .add(who.account.id, account, now_ms(), BLOCKS_MAX)
-            .await
-            .map_err(|e| storage(&e))?
-        {
-            Blocked::New => true,
-            Blocked::Already => false,
-            Blocked::TooMany => {
-                return Err(conflict(&format!(
-                    "at most {BLOCKS_MAX} players are blocked: unblock one first"
-                )));
+        let now = now_ms();
+        match self.store.add(who.account.id, account, now, BLOCKS_MAX).await.map_err(|e| storage(&e))? {
+            Blocked::New => Ok((ChatBlock { account, name: target.name, at: now }, true)),
+            // Blocked before: since then.
+            Blocked::Already => {
+                let since = self.list(who).await?.into_iter().find(|b| b.account == account);
+                Ok((since.unwrap_or(ChatBlock { account, name: target.name, at: now }), false))
             }
-        };
-        let listed = self.list(who).await?.into_iter().find(|b| b.account == account);
-        Ok((listed.unwrap_or(ChatBlock { account, name: target.name, at: now_ms() }), new))
+            Blocked::TooMany => Err(AppError::conflict(format!(
+                "at most {BLOCKS_MAX} players are blocked: unblock one first"
+            ))),
+        }
     }
 
     /// `who` no longer blocks `account`.

@@ -594,6 +594,29 @@ pub fn is_json(headers: &HeaderMap) -> bool {
 /// A query string as read, or why it could not be.
 pub type RawQuery = Result<Query<Vec<(String, String)>>, axum::extract::rejection::QueryRejection>;
 
+/// An id in a path: a UUID, else 404 `not_found` ("no `what` has this id").
+///
+/// # Errors
+/// The 404.
+pub fn id_of(raw: &str, what: &str) -> Result<uuid::Uuid, AppError> {
+    uuid::Uuid::parse_str(raw)
+        .map_err(|_| AppError::new(ErrorCode::NotFound, format!("no {what} has this id")))
+}
+
+/// A table's id in a path: a UUID, else 404 `table_not_found`.
+///
+/// # Errors
+/// The 404.
+pub fn table_id(raw: &str) -> Result<uuid::Uuid, AppError> {
+    uuid::Uuid::parse_str(raw).map_err(|_| AppError::new(ErrorCode::TableNotFound, "no such table"))
+}
+
+/// A key of the store as text: a whole number from 0 to 2^63 - 1 (signed
+/// 64-bit keys).
+pub fn key_of(text: &str) -> Option<u64> {
+    text.parse::<i64>().ok().and_then(|n| u64::try_from(n).ok())
+}
+
 /// A refused query string: 400, `bad_message`.
 pub fn bad_query(message: impl Into<String>) -> AppError {
     AppError::new(ErrorCode::BadMessage, message)

@@ -49,6 +49,11 @@ impl AppError {
         AppError::new(ErrorCode::RateLimited, message).retry_after(wait)
     }
 
+    /// A request the current state refuses: `invalid_options`, 409.
+    pub fn conflict(message: impl Into<String>) -> AppError {
+        AppError::new(ErrorCode::InvalidOptions, message).with_status(StatusCode::CONFLICT)
+    }
+
     /// Answers with `status` instead of the code's usual status.
     #[must_use]
     pub fn with_status(mut self, status: StatusCode) -> AppError {

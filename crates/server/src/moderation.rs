@@ -149,6 +149,12 @@ pub(crate) fn reason_of(raw: &str) -> Result<String, AppError> {
     Ok(raw.trim().to_owned())
 }
 
+/// The operator `by` acting at `now_ms` for `reason`, as the audit log
+/// names them.
+pub(crate) fn by_operator<'a>(by: &'a SignedIn, reason: &'a str, now_ms: u64) -> Actor<'a> {
+    Actor { operator: Some((by.account.id, &by.account.name)), now_ms, reason }
+}
+
 fn reference((id, name): &(Uuid, String)) -> AccountRef {
     AccountRef { id: *id, name: name.clone() }
 }
@@ -414,7 +420,7 @@ impl Moderation {
             lifted_by: None,
             lift_reason: None,
         };
-        let actor = Actor { operator: Some((by.account.id, &by.account.name)), now_ms: now, reason: &reason };
+        let actor = by_operator(by, &reason, now);
         self.store.add_sanction(&row, &target.name, actor).await.map_err(|e| storage(&e))?;
         info!(operator = %by.account.id, account = %target.id, kind = new.kind().as_str(), "sanction made");
         if new.kind() != SanctionKind::Mute {
@@ -434,17 +440,15 @@ impl Moderation {
     pub async fn lift(&self, by: &SignedIn, id: Uuid, reason: &str) -> Result<Sanction, AppError> {
         let reason = reason_of(reason)?;
         let now = now_ms();
-        let actor = Actor { operator: Some((by.account.id, &by.account.name)), now_ms: now, reason: &reason };
+        let actor = by_operator(by, &reason, now);
         match self.store.lift(id, actor).await.map_err(|e| storage(&e))? {
             Lift::Done(row) => {
                 info!(operator = %by.account.id, sanction = %id, "sanction lifted");
                 self.sanction_view(row, now).await
             }
-            Lift::Ended(_) => Err(AppError::new(
-                ErrorCode::InvalidOptions,
-                "this sanction no longer holds: it was lifted or ran out",
-            )
-            .with_status(axum::http::StatusCode::CONFLICT)),
+            Lift::Ended(_) => {
+                Err(AppError::conflict("this sanction no longer holds: it was lifted or ran out"))
+            }
             Lift::Missing => Err(AppError::new(ErrorCode::NotFound, "no sanction has this id")),
         }
     }
@@ -463,17 +467,13 @@ impl Moderation {
         reason: &str,
     ) -> Result<ChatLine, AppError> {
         let reason = reason_of(reason)?;
-        let actor =
-            Actor { operator: Some((by.account.id, &by.account.name)), now_ms: now_ms(), reason: &reason };
+        let actor = by_operator(by, &reason, now_ms());
         match self.store.remove_chat(table, id, actor).await.map_err(|e| storage(&e))? {
             ChatRemoval::Done(row) => {
                 info!(operator = %by.account.id, %table, message = id, "chat message removed");
                 Ok(chat_line(row))
             }
-            ChatRemoval::Already(_) => {
-                Err(AppError::new(ErrorCode::InvalidOptions, "this message was already removed")
-                    .with_status(axum::http::StatusCode::CONFLICT))
-            }
+            ChatRemoval::Already(_) => Err(AppError::conflict("this message was already removed")),
             ChatRemoval::Missing => {
                 Err(AppError::new(ErrorCode::NotFound, "no message with this number is kept at this table"))
             }
@@ -492,8 +492,7 @@ impl Moderation {
         reason: &str,
     ) -> Result<AuditEntry, AppError> {
         let reason = reason_of(reason)?;
-        let actor =
-            Actor { operator: Some((by.account.id, &by.account.name)), now_ms: now_ms(), reason: &reason };
+        let actor = by_operator(by, &reason, now_ms());
         let row = self.store.close_table(table, actor).await.map_err(|e| storage(&e))?;
         info!(operator = %by.account.id, %table, "table closed");
         Ok(audit_entry(row))
@@ -548,14 +547,11 @@ impl Moderation {
     ) -> Result<bool, AppError> {
         let reason = reason_of(reason)?;
         if !grant && target.id == by.account.id {
-            return Err(AppError::new(
-                ErrorCode::InvalidOptions,
+            return Err(AppError::conflict(
                 "an operator may not revoke their own role: ask another operator, or use `spades-server admin revoke`",
-            )
-            .with_status(axum::http::StatusCode::CONFLICT));
+            ));
         }
-        let actor =
-            Actor { operator: Some((by.account.id, &by.account.name)), now_ms: now_ms(), reason: &reason };
+        let actor = by_operator(by, &reason, now_ms());
         let changed = self.store.set_operator(target, grant, actor).await.map_err(|e| storage(&e))?;
         if changed {
             info!(operator = %by.account.id, account = %target.id, grant, "operator role changed");

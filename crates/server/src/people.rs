@@ -26,7 +26,7 @@ use crate::admission::over_tls;
 pub use crate::boundary::SESSION_COOKIE;
 use crate::boundary::{
     AccountChange, BrowserOrigin, JsonBody, MAX_BODY_BYTES, PerAddress, Reporting, SignIns, Signed,
-    SigningIn, cleaned_name, cookie,
+    SigningIn, cleaned_name, cookie, id_of, key_of, table_id,
 };
 use crate::error::AppError;
 use crate::passkeys::PASSKEY_NAME_MAX;
@@ -904,16 +904,11 @@ mod tests {
     }
 }
 
-/// A report's answer: 201 for a new one, 200 for the reporter's open
-/// report of the same target.
-fn filed((receipt, new): (ReportReceipt, bool)) -> Response {
+/// `body`, 201 when it was made now, 200 when it stood already (a report
+/// of the same target, a block).
+fn made<T: serde::Serialize>((body, new): (T, bool)) -> Response {
     let status = if new { StatusCode::CREATED } else { StatusCode::OK };
-    no_store((status, Json(receipt)).into_response())
-}
-
-/// A table's id in a report's path, or 404.
-fn reported_table(raw: &str) -> Result<Uuid, AppError> {
-    Uuid::parse_str(raw).map_err(|_| AppError::new(ErrorCode::TableNotFound, "no such table"))
+    no_store((status, Json(body)).into_response())
 }
 
 /// Reports a chat message said at a table: the writer's account, the
@@ -949,11 +944,11 @@ pub async fn report_message(
     Signed(who): Signed,
     JsonBody(req, ()): JsonBody<NewReport>,
 ) -> Result<Response, AppError> {
-    let table = reported_table(&table)?;
-    let message = message.parse::<i64>().ok().and_then(|n| u64::try_from(n).ok()).ok_or_else(|| {
+    let table = table_id(&table)?;
+    let message = key_of(&message).ok_or_else(|| {
         AppError::new(ErrorCode::NotFound, "no message with this number is kept at this table")
     })?;
-    Ok(filed(state.reports.file(&who, table, Target::Message(message), &req).await?))
+    Ok(made(state.reports.file(&who, table, Target::Message(message), &req).await?))
 }
 
 /// Reports the player in a seat of a table: their account, the table's
@@ -989,12 +984,12 @@ pub async fn report_seat(
     Signed(who): Signed,
     JsonBody(req, ()): JsonBody<NewReport>,
 ) -> Result<Response, AppError> {
-    let table = reported_table(&table)?;
+    let table = table_id(&table)?;
     let seat = Seat::ALL
         .into_iter()
         .find(|s| s.name().to_ascii_lowercase() == seat)
         .ok_or_else(|| AppError::new(ErrorCode::NotFound, "a seat is north, east, south or west"))?;
-    Ok(filed(state.reports.file(&who, table, Target::Seat(seat), &req).await?))
+    Ok(made(state.reports.file(&who, table, Target::Seat(seat), &req).await?))
 }
 
 /// The players whose chat the signed-in account blocks, the latest first.
@@ -1010,11 +1005,6 @@ pub async fn report_seat(
 )]
 pub async fn blocks(State(state): State<AppState>, Signed(who): Signed) -> Result<Response, AppError> {
     Ok(no_store(Json(state.blocks.list(&who).await?).into_response()))
-}
-
-/// An account's id in a block's path, or 404.
-fn blocked_account(raw: &str) -> Result<Uuid, AppError> {
-    Uuid::parse_str(raw).map_err(|_| AppError::new(ErrorCode::NotFound, "no account has this id"))
 }
 
 /// Blocks a player's chat for the signed-in account, on every device and
@@ -1041,9 +1031,7 @@ pub async fn block(
     _: BrowserOrigin<AccountChange>,
     Signed(who): Signed,
 ) -> Result<Response, AppError> {
-    let (block, new) = state.blocks.block(&who, blocked_account(&account)?).await?;
-    let status = if new { StatusCode::CREATED } else { StatusCode::OK };
-    Ok(no_store((status, Json(block)).into_response()))
+    Ok(made(state.blocks.block(&who, id_of(&account, "account")?).await?))
 }
 
 /// Unblocks a player's chat.
@@ -1066,6 +1054,6 @@ pub async fn unblock(
     _: BrowserOrigin<AccountChange>,
     Signed(who): Signed,
 ) -> Result<Response, AppError> {
-    state.blocks.unblock(&who, blocked_account(&account)?).await?;
+    state.blocks.unblock(&who, id_of(&account, "account")?).await?;
     Ok(no_store(StatusCode::NO_CONTENT.into_response()))
 }

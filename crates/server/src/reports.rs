@@ -23,8 +23,8 @@ use uuid::Uuid;
 use crate::accounts::SignedIn;
 use crate::directory::Directory;
 use crate::error::AppError;
-use crate::moderation::{Moderation, REASON_MAX, chat_line, reason_of};
-use crate::storage::{Actor, ChatStore, Filed, Journal, ModerationStore, ReportRow, ReportStore, Resolving};
+use crate::moderation::{Moderation, REASON_MAX, by_operator, chat_line, reason_of};
+use crate::storage::{ChatStore, Filed, Journal, ModerationStore, ReportRow, ReportStore, Resolving};
 use crate::time::now_ms;
 
 /// The messages kept with a report on either side of the one reported.
@@ -35,10 +35,6 @@ const LAST: usize = 20;
 
 fn storage(e: &crate::storage::StorageError) -> AppError {
     AppError::store_failed("reports", e)
-}
-
-fn conflict(message: &str) -> AppError {
-    AppError::new(ErrorCode::InvalidOptions, message).with_status(axum::http::StatusCode::CONFLICT)
 }
 
 /// A report's text as given: at most [`REASON_MAX`] characters, no control
@@ -139,14 +135,14 @@ impl Reports {
                     return Err(AppError::new(ErrorCode::NotFound, "nobody sits in this seat"));
                 };
                 if occupant.kind == SeatKind::Bot {
-                    return Err(conflict("a bot plays by the server's rules: report a person"));
+                    return Err(AppError::conflict("a bot plays by the server's rules: report a person"));
                 }
                 let last = self.chat.at_table(table, None, LAST).await.map_err(|e| storage(&e))?;
                 (Some(seat), occupant.account, occupant.name, last)
             }
         };
         if account == Some(who.account.id) {
-            return Err(conflict("you cannot report yourself"));
+            return Err(AppError::conflict("you cannot report yourself"));
         }
         // The hand as anybody may see it now; none while the table is gone
         // or moving between nodes.
@@ -181,8 +177,7 @@ impl Reports {
                 return Err(AppError::new(
                     ErrorCode::RateLimited,
                     format!("at most {} reports an hour: an operator reads every one", self.per_hour),
-                )
-                .with_status(axum::http::StatusCode::TOO_MANY_REQUESTS));
+                ));
             }
         };
         if new {
@@ -223,14 +218,13 @@ impl Reports {
     /// `not_found`, storage.
     pub async fn resolve(&self, by: &SignedIn, id: u64, reason: &str) -> Result<Report, AppError> {
         let reason = reason_of(reason)?;
-        let actor =
-            Actor { operator: Some((by.account.id, &by.account.name)), now_ms: now_ms(), reason: &reason };
+        let actor = by_operator(by, &reason, now_ms());
         match self.moderation_store.resolve_report(id, actor).await.map_err(|e| storage(&e))? {
             Resolving::Done(row) => {
                 info!(operator = %by.account.id, report = id, "report resolved");
                 Ok(report(row))
             }
-            Resolving::Already(_) => Err(conflict("this report was resolved already")),
+            Resolving::Already(_) => Err(AppError::conflict("this report was resolved already")),
             Resolving::Missing => Err(AppError::new(ErrorCode::NotFound, "no report has this number")),
         }
     }

@@ -224,9 +224,7 @@ async fn table_status(
     State(state): State<AppState>,
     Path(id): Path<String>,
 ) -> Result<Json<TableStatus>, AppError> {
-    let not_found = || AppError::new(ErrorCode::TableNotFound, "no such table");
-    let id: Uuid = id.parse().map_err(|_| not_found())?;
-    Ok(Json(state.tables.status(id).await?))
+    Ok(Json(state.tables.status(crate::boundary::table_id(&id)?).await?))
 }
 
 /// `GET /healthz`: the process is up.

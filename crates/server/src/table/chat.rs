@@ -76,11 +76,8 @@ impl Table {
         if self.chat_log.frames.len() >= HISTORY {
             self.chat_log.frames.pop_front();
         }
-        self.chat_log.frames.push_back((id, frame.clone()));
-        for i in 0..self.conns.len() {
-            let id = self.conns[i].id;
-            self.queue(id, i, frame.clone());
-        }
+        self.queue_all(&frame);
+        self.chat_log.frames.push_back((id, frame));
         // Kept off the table's task: a slow store never holds the table.
         let row =
             ChatRow { table: self.id, id, account, seat: from, name, text, at_ms: at, removed_at_ms: None };
@@ -96,33 +93,26 @@ impl Table {
     /// connections that attach, and everybody is told to stop showing it.
     pub(super) fn remove_chat(&mut self, id: u64) {
         self.chat_log.frames.retain(|(kept, _)| *kept != id);
-        let frame = match Frame::of(&ServerMessage::ChatRemoved { id }) {
-            Ok(frame) => frame,
-            Err(e) => return warn!(error = %e, "could not serialise a removal"),
-        };
-        for i in 0..self.conns.len() {
-            let conn = self.conns[i].id;
-            self.queue(conn, i, frame.clone());
-        }
+        self.tell_all(&ServerMessage::ChatRemoved { id });
     }
 
     /// An operator closed the table: every connection is told why (a
     /// `table_closed` error, then close code 4003 once the task ends).
     pub(super) fn close_by_operator(&mut self, reason: &str) {
-        let msg = ServerMessage::Error {
+        self.tell_all(&ServerMessage::Error {
             req: None,
             code: ErrorCode::TableClosed,
             message: format!("an operator closed this table: {reason}"),
-        };
-        let frame = match Frame::of(&msg) {
-            Ok(frame) => frame,
-            Err(e) => return warn!(error = %e, "could not serialise a closing"),
-        };
-        for i in 0..self.conns.len() {
-            let conn = self.conns[i].id;
-            self.queue(conn, i, frame.clone());
-        }
+        });
         self.closed_by_operator = true;
+    }
+
+    /// `msg` to every connection.
+    fn tell_all(&mut self, msg: &ServerMessage) {
+        match Frame::of(msg) {
+            Ok(frame) => self.queue_all(&frame),
+            Err(e) => warn!(error = %e, "could not serialise a message for everybody"),
+        }
     }
 
     /// The recent messages, to a connection that has just attached.

@@ -64,6 +64,14 @@ pub(crate) fn empty_status(id: Uuid) -> TableStatus {
 }
 
 impl Table {
+    /// Queues `frame` for every connection (as [`Table::queue`]).
+    pub(super) fn queue_all(&mut self, frame: &Frame) {
+        for i in 0..self.conns.len() {
+            let conn = self.conns[i].id;
+            self.queue(conn, i, frame.clone());
+        }
+    }
+
     /// Queues `frame` for `conn`; a full or closed outbox marks the
     /// connection to be dropped.
     pub(super) fn queue(&mut self, conn: ConnId, outbox_index: usize, frame: Frame) {
